@@ -1,0 +1,3 @@
+module trit
+
+go 1.26
