@@ -1,0 +1,81 @@
+package gguf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// referenceDir returns ../shared/testdata/reference relative to the module
+// root, skipping the test when it is absent.
+func referenceDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root not found")
+		}
+		dir = parent
+	}
+	ref := filepath.Join(dir, "..", "shared", "testdata", "reference")
+	if _, err := os.Stat(ref); err != nil {
+		t.Skipf("reference GGUF files not available (%s): %v", ref, err)
+	}
+	return ref
+}
+
+// referenceFiles lists the *.gguf files of the reference set.
+func referenceFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(referenceDir(t), "*.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("no reference GGUF files")
+	}
+	return files
+}
+
+// raw builds GGUF bytes by hand, including malformed ones.
+type raw struct{ bytes.Buffer }
+
+func (r *raw) u32(x uint32) *raw { binary.Write(&r.Buffer, binary.LittleEndian, x); return r }
+func (r *raw) u64(x uint64) *raw { binary.Write(&r.Buffer, binary.LittleEndian, x); return r }
+func (r *raw) str(s string) *raw { r.u64(uint64(len(s))); r.WriteString(s); return r }
+
+func (r *raw) header(version uint32, nt, nkv uint64) *raw {
+	r.WriteString(Magic)
+	return r.u32(version).u64(nt).u64(nkv)
+}
+
+// tensor writes one tensor info.
+func (r *raw) tensor(name string, typ uint32, off uint64, dims ...uint64) *raw {
+	r.str(name).u32(uint32(len(dims)))
+	for _, d := range dims {
+		r.u64(d)
+	}
+	return r.u32(typ).u64(off)
+}
+
+// pad pads with zeros to a multiple of align.
+func (r *raw) pad(align int) *raw {
+	for r.Len()%align != 0 {
+		r.WriteByte(0)
+	}
+	return r
+}
+
+// zeros appends n zero bytes.
+func (r *raw) zeros(n int) *raw { r.Write(make([]byte, n)); return r }
+
+func parseBytes(b []byte) (*File, error) { return NewReader(bytes.NewReader(b), int64(len(b))) }
