@@ -39,25 +39,33 @@ type Format struct {
 	Ternary bool
 	// Group is the number of consecutive elements that share one scale.
 	Group int
+
+	// The codec, so that everything about a layout lives in its table
+	// entry. decode and encode see whole blocks with sizes already checked.
+	decode func(dst []float32, src []byte)
+	encode func(dst []byte, src []float32)
+	// tern is the code-level view of a ternary layout (nil otherwise); it
+	// drives lossless transcoding.
+	tern *ternary
 }
 
 // The formats. Q2_0 is Prism ML's group-128 layout (Ternary Bonsai v1
 // files), Q2_0g64 the upstream group-64 layout; both use type id 42.
 var (
-	F32     = &Format{Type: TypeF32, Name: "F32", BlockElems: 1, BlockBytes: 4, Group: 1}
-	F16     = &Format{Type: TypeF16, Name: "F16", BlockElems: 1, BlockBytes: 2, Group: 1}
-	BF16    = &Format{Type: TypeBF16, Name: "BF16", BlockElems: 1, BlockBytes: 2, Group: 1}
-	Q4_0    = &Format{Type: TypeQ4_0, Name: "Q4_0", BlockElems: 32, BlockBytes: 18, Group: 32}
-	Q8_0    = &Format{Type: TypeQ8_0, Name: "Q8_0", BlockElems: 32, BlockBytes: 34, Group: 32}
-	Q4_K    = &Format{Type: TypeQ4_K, Name: "Q4_K", BlockElems: 256, BlockBytes: 144, Group: 32}
-	Q6_K    = &Format{Type: TypeQ6_K, Name: "Q6_K", BlockElems: 256, BlockBytes: 210, Group: 16}
-	TQ1_0   = &Format{Type: TypeTQ1_0, Name: "TQ1_0", BlockElems: 256, BlockBytes: 54, Ternary: true, Group: 256}
-	TQ2_0   = &Format{Type: TypeTQ2_0, Name: "TQ2_0", BlockElems: 256, BlockBytes: 66, Ternary: true, Group: 256}
-	Q1_0    = &Format{Type: TypeQ1_0, Name: "Q1_0", BlockElems: 128, BlockBytes: 18, Ternary: true, Group: 128}
-	Q2_0    = &Format{Type: TypeQ2_0, Name: "Q2_0", BlockElems: 128, BlockBytes: 34, Ternary: true, Group: 128}
-	Q2_0g64 = &Format{Type: TypeQ2_0, Name: "Q2_0_g64", BlockElems: 64, BlockBytes: 18, Ternary: true, Group: 64}
-	PQ2_0   = &Format{Type: TypePQ2_0, Name: "PQ2_0", BlockElems: 128, BlockBytes: 34, Ternary: true, Group: 128}
-	PTQ1_0  = &Format{Type: TypePTQ1_0, Name: "PTQ1_0", BlockElems: 128, BlockBytes: 28, Ternary: true, Group: 128}
+	F32     = &Format{Type: TypeF32, Name: "F32", BlockElems: 1, BlockBytes: 4, Group: 1, decode: decodeF32, encode: encodeF32}
+	F16     = &Format{Type: TypeF16, Name: "F16", BlockElems: 1, BlockBytes: 2, Group: 1, decode: decodeF16, encode: encodeF16}
+	BF16    = &Format{Type: TypeBF16, Name: "BF16", BlockElems: 1, BlockBytes: 2, Group: 1, decode: decodeBF16, encode: encodeBF16}
+	Q4_0    = &Format{Type: TypeQ4_0, Name: "Q4_0", BlockElems: 32, BlockBytes: 18, Group: 32, decode: decodeQ4_0, encode: encodeQ4_0}
+	Q8_0    = &Format{Type: TypeQ8_0, Name: "Q8_0", BlockElems: 32, BlockBytes: 34, Group: 32, decode: decodeQ8_0, encode: encodeQ8_0}
+	Q4_K    = &Format{Type: TypeQ4_K, Name: "Q4_K", BlockElems: 256, BlockBytes: 144, Group: 32, decode: decodeQ4_K, encode: encodeQ4_K}
+	Q6_K    = &Format{Type: TypeQ6_K, Name: "Q6_K", BlockElems: 256, BlockBytes: 210, Group: 16, decode: decodeQ6_K, encode: encodeQ6_K}
+	TQ1_0   = ternaryFormat(&Format{Type: TypeTQ1_0, Name: "TQ1_0", BlockElems: 256, BlockBytes: 54, Ternary: true, Group: 256}, tq1_0Codec)
+	TQ2_0   = ternaryFormat(&Format{Type: TypeTQ2_0, Name: "TQ2_0", BlockElems: 256, BlockBytes: 66, Ternary: true, Group: 256}, tq2_0Codec)
+	Q1_0    = ternaryFormat(&Format{Type: TypeQ1_0, Name: "Q1_0", BlockElems: 128, BlockBytes: 18, Ternary: true, Group: 128}, q1_0Codec)
+	Q2_0    = ternaryFormat(&Format{Type: TypeQ2_0, Name: "Q2_0", BlockElems: 128, BlockBytes: 34, Ternary: true, Group: 128}, q2Codec)
+	Q2_0g64 = ternaryFormat(&Format{Type: TypeQ2_0, Name: "Q2_0_g64", BlockElems: 64, BlockBytes: 18, Ternary: true, Group: 64}, q2Codec)
+	PQ2_0   = ternaryFormat(&Format{Type: TypePQ2_0, Name: "PQ2_0", BlockElems: 128, BlockBytes: 34, Ternary: true, Group: 128}, q2Codec)
+	PTQ1_0  = ternaryFormat(&Format{Type: TypePTQ1_0, Name: "PTQ1_0", BlockElems: 128, BlockBytes: 28, Ternary: true, Group: 128}, ptq1_0Codec)
 )
 
 // All lists every format, in type-id order.
