@@ -1,5 +1,8 @@
 module trit
 
-go 1.26
+go 1.26.0
 
-require golang.org/x/sys v0.50.0
+require (
+	golang.org/x/sys v0.50.0
+	golang.org/x/text v0.44.0
+)

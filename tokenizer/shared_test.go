@@ -1,0 +1,216 @@
+package tokenizer
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// sharedFile returns the path of a file under the team's shared testdata
+// (../shared/testdata next to the repository root), skipping the test when
+// it is absent.
+func sharedFile(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("no go.mod above the package directory; cannot locate ../shared/testdata")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "testdata", filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared test data %s is absent: %v", p, err)
+	}
+	return p
+}
+
+var qwen3 struct {
+	once sync.Once
+	tok  *Tokenizer
+	err  error
+}
+
+// qwen3Tokenizer loads the shared Qwen3 tokenizer.json once per test binary.
+func qwen3Tokenizer(t testing.TB) *Tokenizer {
+	t.Helper()
+	p := sharedFile(t, "tokenizers/qwen3/tokenizer.json")
+	qwen3.once.Do(func() {
+		f, err := os.Open(p)
+		if err != nil {
+			qwen3.err = err
+			return
+		}
+		defer f.Close()
+		qwen3.tok, qwen3.err = FromHuggingFace(f)
+	})
+	if qwen3.err != nil {
+		t.Fatal(qwen3.err)
+	}
+	return qwen3.tok
+}
+
+// vocabTestCases reads a llama.cpp test-tokenizer-0 pair: inputs are
+// separated by "\n__ggml_vocab_test__\n" (every input is followed by one),
+// and the .out file has one line of space-separated ids per input.
+func vocabTestCases(t *testing.T, base string) (inputs []string, want [][]int) {
+	t.Helper()
+	inp, err := os.ReadFile(sharedFile(t, base+".inp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(sharedFile(t, base+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sep = "\n__ggml_vocab_test__\n"
+	inputs = strings.Split(string(inp), sep)
+	if inputs[len(inputs)-1] != "" {
+		t.Fatalf("%s.inp does not end with the separator", base)
+	}
+	inputs = inputs[:len(inputs)-1]
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(inputs) {
+		t.Fatalf("%d inputs but %d expected lines", len(inputs), len(lines))
+	}
+	for i, l := range lines {
+		var ids []int
+		for _, f := range strings.Fields(l) {
+			id, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("line %d: %v", i+1, err)
+			}
+			ids = append(ids, id)
+		}
+		want = append(want, ids)
+	}
+	return inputs, want
+}
+
+func TestQwen2VocabCases(t *testing.T) {
+	tok := qwen3Tokenizer(t)
+	inputs, want := vocabTestCases(t, "tokenizers/llama.cpp-vocab/ggml-vocab-qwen2.gguf")
+	if len(inputs) != 46 {
+		t.Errorf("got %d cases, want 46", len(inputs))
+	}
+	for i, in := range inputs {
+		got := tok.Encode(in, EncodeOptions{})
+		if !equalInts(got, want[i]) {
+			t.Errorf("case %d Encode(%q):\n got %v\nwant %v", i, in, got, want[i])
+		}
+		if dec := tok.Decode(got); dec != in {
+			t.Errorf("case %d Decode(Encode(%q)) = %q", i, in, dec)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// loadTok512 loads llama2.c's 512-token vocabulary.
+func loadTok512(t testing.TB) *Tokenizer {
+	t.Helper()
+	data, err := os.ReadFile(sharedFile(t, "llama2c/tok512.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := LoadLlama2C(bytes.NewReader(data), 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// readIDs reads a llama2c tokens_*.ids file: a "prompt" line and an "all"
+// line, each a label followed by ids.
+func readIDs(t *testing.T, name string) (prompt, all []int) {
+	t.Helper()
+	data, err := os.ReadFile(sharedFile(t, "llama2c/"+name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var ids []int
+		for _, s := range f[1:] {
+			id, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			ids = append(ids, id)
+		}
+		switch f[0] {
+		case "prompt":
+			prompt = ids
+		case "all":
+			all = ids
+		default:
+			t.Fatalf("%s: unknown line label %q", name, f[0])
+		}
+	}
+	if prompt == nil || all == nil {
+		t.Fatalf("%s: missing prompt or all line", name)
+	}
+	return prompt, all
+}
+
+func TestLlama2C(t *testing.T) {
+	tok := loadTok512(t)
+	for _, tc := range []struct {
+		name, prompt, ids, golden string
+	}{
+		{"once", "Once upon a time", "tokens_t0_n64_once_upon_a_time.ids", "golden_t0_n64_once_upon_a_time.txt"},
+		{"zoo", "Zoo", "tokens_t0_n60_zoo.ids", "golden_t0_n60_zoo.txt"},
+		{"noprompt", "", "tokens_t0_n200_noprompt.ids", "golden_t0_n200_noprompt.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prompt, all := readIDs(t, tc.ids)
+			golden, err := os.ReadFile(sharedFile(t, "llama2c/"+tc.golden))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tok.Encode(tc.prompt, EncodeOptions{AddBOS: true}); !equalInts(got, prompt) {
+				t.Errorf("Encode(%q) = %v, want %v", tc.prompt, got, prompt)
+			}
+			if got := tok.Decode(all); got != string(golden) {
+				t.Errorf("Decode(all) =\n%q\nwant\n%q", got, golden)
+			}
+			d := tok.NewDecoder()
+			var sb strings.Builder
+			for _, id := range all {
+				sb.WriteString(d.Add(id))
+			}
+			sb.WriteString(d.Flush())
+			if sb.String() != string(golden) {
+				t.Errorf("streaming decode =\n%q\nwant\n%q", sb.String(), golden)
+			}
+		})
+	}
+}
