@@ -1,0 +1,108 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"trit/quant"
+)
+
+// detectTier picks the best tier the CPU runs. Both SIMD tiers convert the
+// fp16 weight scales with F16C and accumulate with FMA.
+func detectTier() int {
+	x := cpu.X86
+	base := x.HasAVX2 && x.HasFMA && x.HasF16C
+	switch {
+	case base && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI:
+		return tierAVX512
+	case base:
+		return tierAVX2
+	}
+	return tierGeneric
+}
+
+func init() {
+	set := func(f *quant.Format, avx2, avx512 dotFn) {
+		kernelTable[f].dot[tierAVX2] = avx2
+		kernelTable[f].dot[tierAVX512] = avx512
+	}
+	set(quant.Q2_0, dotQ2_0AVX2, dotQ2_0AVX512)
+	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0AVX512)
+	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64AVX512)
+	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0AVX512)
+	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0AVX512)
+}
+
+// The assembly kernels take one packed row of nb blocks and the SIMD
+// layouts of one activation row (see Acts): q (reordered for Q2_0, natural
+// otherwise), sz and ds. kb is the number of 32-element activation blocks
+// per weight block (4 for g128, 2 for g64).
+
+//go:noescape
+func q2AVX2(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func q2AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func tq2AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func tq2AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func q1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func q1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+// simdRow returns pointers to activation row i's SIMD layouts.
+func simdRow(a *Acts, i int, reordered bool) (*int8, *int32, *float32) {
+	off := i * a.cols
+	q := a.q
+	if reordered {
+		q = a.qt
+	}
+	return &q[off], &a.sz[off/4], &a.ds[off/4]
+}
+
+func dotQ2_0AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, true)
+	return q2AVX2(&w[0], len(w)/34, 4, q, sz, ds)
+}
+
+func dotQ2_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, true)
+	return q2AVX512(&w[0], len(w)/34, 4, q, sz, ds)
+}
+
+func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, true)
+	return q2AVX2(&w[0], len(w)/18, 2, q, sz, ds)
+}
+
+func dotQ2_0g64AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, true)
+	return q2AVX512(&w[0], len(w)/18, 2, q, sz, ds)
+}
+
+func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, false)
+	return tq2AVX2(&w[0], len(w)/66, q, sz, ds)
+}
+
+func dotTQ2_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, false)
+	return tq2AVX512(&w[0], len(w)/66, q, sz, ds)
+}
+
+func dotQ1_0AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, false)
+	return q1AVX2(&w[0], len(w)/18, q, sz, ds)
+}
+
+func dotQ1_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := simdRow(a, i, false)
+	return q1AVX512(&w[0], len(w)/18, q, sz, ds)
+}

@@ -1,0 +1,322 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constants. Byte masks of 3, int16 ones, per-qword shift counts for
+// unpacking Q2_0 codes (qword i of a broadcast holds code i of each byte
+// after the shift), the VPERMQ index that spreads two 8-byte groups over
+// the two halves of a ZMM, and the Q1_0 bit-expansion tables.
+DATA mask3<>+0(SB)/8, $0x0303030303030303
+DATA mask3<>+8(SB)/8, $0x0303030303030303
+DATA mask3<>+16(SB)/8, $0x0303030303030303
+DATA mask3<>+24(SB)/8, $0x0303030303030303
+DATA mask3<>+32(SB)/8, $0x0303030303030303
+DATA mask3<>+40(SB)/8, $0x0303030303030303
+DATA mask3<>+48(SB)/8, $0x0303030303030303
+DATA mask3<>+56(SB)/8, $0x0303030303030303
+GLOBL mask3<>(SB), RODATA|NOPTR, $64
+
+DATA twos<>+0(SB)/8, $0x0202020202020202
+DATA twos<>+8(SB)/8, $0x0202020202020202
+DATA twos<>+16(SB)/8, $0x0202020202020202
+DATA twos<>+24(SB)/8, $0x0202020202020202
+DATA twos<>+32(SB)/8, $0x0202020202020202
+DATA twos<>+40(SB)/8, $0x0202020202020202
+DATA twos<>+48(SB)/8, $0x0202020202020202
+DATA twos<>+56(SB)/8, $0x0202020202020202
+GLOBL twos<>(SB), RODATA|NOPTR, $64
+
+DATA ones16<>+0(SB)/8, $0x0001000100010001
+DATA ones16<>+8(SB)/8, $0x0001000100010001
+DATA ones16<>+16(SB)/8, $0x0001000100010001
+DATA ones16<>+24(SB)/8, $0x0001000100010001
+GLOBL ones16<>(SB), RODATA|NOPTR, $32
+
+DATA shiftq<>+0(SB)/8, $0
+DATA shiftq<>+8(SB)/8, $2
+DATA shiftq<>+16(SB)/8, $4
+DATA shiftq<>+24(SB)/8, $6
+DATA shiftq<>+32(SB)/8, $0
+DATA shiftq<>+40(SB)/8, $2
+DATA shiftq<>+48(SB)/8, $4
+DATA shiftq<>+56(SB)/8, $6
+GLOBL shiftq<>(SB), RODATA|NOPTR, $64
+
+DATA permq<>+0(SB)/8, $0
+DATA permq<>+8(SB)/8, $0
+DATA permq<>+16(SB)/8, $0
+DATA permq<>+24(SB)/8, $0
+DATA permq<>+32(SB)/8, $1
+DATA permq<>+40(SB)/8, $1
+DATA permq<>+48(SB)/8, $1
+DATA permq<>+56(SB)/8, $1
+GLOBL permq<>(SB), RODATA|NOPTR, $64
+
+// Byte b of a broadcast dword goes to output bytes 8b..8b+7.
+DATA q1shuf<>+0(SB)/8, $0x0000000000000000
+DATA q1shuf<>+8(SB)/8, $0x0101010101010101
+DATA q1shuf<>+16(SB)/8, $0x0202020202020202
+DATA q1shuf<>+24(SB)/8, $0x0303030303030303
+GLOBL q1shuf<>(SB), RODATA|NOPTR, $32
+
+DATA q1bits<>+0(SB)/8, $0x8040201008040201
+DATA q1bits<>+8(SB)/8, $0x8040201008040201
+DATA q1bits<>+16(SB)/8, $0x8040201008040201
+DATA q1bits<>+24(SB)/8, $0x8040201008040201
+GLOBL q1bits<>(SB), RODATA|NOPTR, $32
+
+// AVX2 step for one activation block: Y2 holds 32 unsigned codes; adds
+// d_a·(Σ c·q − s) per lane into Y1 and advances the activation pointers.
+#define STEP2 \
+	VPMADDUBSW (DI), Y2, Y2 \
+	VPMADDWD   Y13, Y2, Y2 \
+	VPADDD     (R8), Y2, Y2 \
+	VCVTDQ2PS  Y2, Y2 \
+	VFMADD231PS (R9), Y2, Y1 \
+	ADDQ $32, DI \
+	ADDQ $32, R8 \
+	ADDQ $32, R9
+
+// AVX-512 step for two activation blocks: Z2 holds 64 unsigned codes.
+#define STEP512 \
+	VMOVDQU32  (R8), Z3 \
+	VPDPBUSD   (DI), Z2, Z3 \
+	VCVTDQ2PS  Z3, Z3 \
+	VFMADD231PS (R9), Z3, Z1 \
+	ADDQ $64, DI \
+	ADDQ $64, R8 \
+	ADDQ $64, R9
+
+// Horizontal sum of Y0 into X0.
+#define HSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVHLPS X0, X1, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS  X1, X0, X0
+
+// func q2AVX2(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·q2AVX2(SB), NOSPLIT, $0-52
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ kb+16(FP), BX
+	MOVQ q+24(FP), DI
+	MOVQ sz+32(FP), R8
+	MOVQ ds+40(FP), R9
+	VMOVDQU shiftq<>(SB), Y15
+	VMOVDQU mask3<>(SB), Y14
+	VMOVDQU ones16<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+q2a_block:
+	VXORPS Y1, Y1, Y1
+	LEAQ   2(SI), DX
+	MOVQ   BX, R10
+q2a_k:
+	VPBROADCASTQ (DX), Y2
+	VPSRLVQ Y15, Y2, Y2
+	VPAND   Y14, Y2, Y2
+	STEP2
+	ADDQ $8, DX
+	DECQ R10
+	JNZ  q2a_k
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS X3, Y3
+	VFMADD231PS Y3, Y1, Y0
+	MOVQ DX, SI
+	DECQ CX
+	JNZ  q2a_block
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func q2AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·q2AVX512(SB), NOSPLIT, $0-52
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ kb+16(FP), BX
+	MOVQ q+24(FP), DI
+	MOVQ sz+32(FP), R8
+	MOVQ ds+40(FP), R9
+	VMOVDQU64 shiftq<>(SB), Z15
+	VMOVDQU64 mask3<>(SB), Z14
+	VMOVDQU64 permq<>(SB), Z12
+	VPXORD  Z0, Z0, Z0
+q2z_block:
+	VPXORD Z1, Z1, Z1
+	LEAQ   2(SI), DX
+	MOVQ   BX, R10
+q2z_k:
+	VMOVDQU (DX), X2
+	VPERMQ  Z2, Z12, Z2
+	VPSRLVQ Z15, Z2, Z2
+	VPANDQ  Z14, Z2, Z2
+	STEP512
+	ADDQ $16, DX
+	SUBQ $2, R10
+	JNZ  q2z_k
+	VPBROADCASTW (SI), Y3
+	VCVTPH2PS Y3, Z3
+	VFMADD231PS Z3, Z1, Z0
+	MOVQ DX, SI
+	DECQ CX
+	JNZ  q2z_block
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func tq2AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·tq2AVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU mask3<>(SB), Y14
+	VMOVDQU ones16<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+tq2a_block:
+	VXORPS Y1, Y1, Y1
+	MOVQ   SI, DX
+	MOVQ   $2, R10
+tq2a_half:
+	VMOVDQU (DX), Y5
+	VPAND   Y14, Y5, Y2
+	STEP2
+	VPSRLW  $2, Y5, Y2
+	VPAND   Y14, Y2, Y2
+	STEP2
+	VPSRLW  $4, Y5, Y2
+	VPAND   Y14, Y2, Y2
+	STEP2
+	VPSRLW  $6, Y5, Y2
+	VPAND   Y14, Y2, Y2
+	STEP2
+	ADDQ $32, DX
+	DECQ R10
+	JNZ  tq2a_half
+	VPBROADCASTW 64(SI), X3
+	VCVTPH2PS X3, Y3
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ $66, SI
+	DECQ CX
+	JNZ  tq2a_block
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func tq2AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·tq2AVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 mask3<>(SB), Z14
+	VPXORD  Z0, Z0, Z0
+tq2z_block:
+	VPXORD Z1, Z1, Z1
+	MOVQ   SI, DX
+	MOVQ   $2, R10
+tq2z_half:
+	// Z5 = [bytes, bytes>>2]: codes of activation blocks 4c, 4c+1 once
+	// masked, and of 4c+2, 4c+3 after a further shift by 4.
+	VMOVDQU (DX), Y5
+	VPSRLW  $2, Y5, Y6
+	VINSERTI64X4 $1, Y6, Z5, Z5
+	VPANDQ  Z14, Z5, Z2
+	STEP512
+	VPSRLW  $4, Z5, Z2
+	VPANDQ  Z14, Z2, Z2
+	STEP512
+	ADDQ $32, DX
+	DECQ R10
+	JNZ  tq2z_half
+	VPBROADCASTW 64(SI), Y3
+	VCVTPH2PS Y3, Z3
+	VFMADD231PS Z3, Z1, Z0
+	ADDQ $66, SI
+	DECQ CX
+	JNZ  tq2z_block
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// AVX2 Q1_0 unpack of the 32 bits at off(SI) into codes {0,2} in Y2.
+#define Q1UNPACK(off) \
+	VPBROADCASTD off(SI), Y2 \
+	VPSHUFB  Y12, Y2, Y2 \
+	VPAND    Y11, Y2, Y2 \
+	VPCMPEQB Y11, Y2, Y2 \
+	VPAND    Y10, Y2, Y2
+
+// func q1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·q1AVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU ones16<>(SB), Y13
+	VMOVDQU q1shuf<>(SB), Y12
+	VMOVDQU q1bits<>(SB), Y11
+	VMOVDQU twos<>(SB), Y10
+	VXORPS  Y0, Y0, Y0
+q1a_block:
+	VXORPS Y1, Y1, Y1
+	Q1UNPACK(2)
+	STEP2
+	Q1UNPACK(6)
+	STEP2
+	Q1UNPACK(10)
+	STEP2
+	Q1UNPACK(14)
+	STEP2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS X3, Y3
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ $18, SI
+	DECQ CX
+	JNZ  q1a_block
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func q1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·q1AVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 twos<>(SB), Z10
+	VPXORD  Z0, Z0, Z0
+q1z_block:
+	VPXORD Z1, Z1, Z1
+	KMOVQ  2(SI), K1
+	VMOVDQU8.Z Z10, K1, Z2
+	STEP512
+	KMOVQ  10(SI), K1
+	VMOVDQU8.Z Z10, K1, Z2
+	STEP512
+	VPBROADCASTW (SI), Y3
+	VCVTPH2PS Y3, Z3
+	VFMADD231PS Z3, Z1, Z0
+	ADDQ $18, SI
+	DECQ CX
+	JNZ  q1z_block
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET

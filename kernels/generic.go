@@ -1,0 +1,277 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"trit/half"
+)
+
+// The portable Go kernels. Each returns Σ_j W[j]·x[j] for one packed row w
+// and activation row i of a. Integer formats accumulate an exact int32 per
+// 32-element activation block and then, in ggml's association, add
+// d_a·int to a per-weight-block float that is scaled by the weight scale.
+
+// actRow returns the int8 values, scales and sums of activation row i.
+func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
+	nb := a.cols / qk
+	return a.q[i*a.cols : (i+1)*a.cols], a.d[i*nb : (i+1)*nb], a.s[i*nb : (i+1)*nb]
+}
+
+// dot2 returns Σ c·a over 8 bytes of positional 2-bit codes (Q2_0 order)
+// and 32 activations.
+func dot2(qs []byte, a []int8) int32 {
+	qs, a = qs[:8], a[:32]
+	var t int32
+	for p, c := range qs {
+		t += int32(c&3)*int32(a[4*p]) + int32(c>>2&3)*int32(a[4*p+1]) +
+			int32(c>>4&3)*int32(a[4*p+2]) + int32(c>>6)*int32(a[4*p+3])
+	}
+	return t
+}
+
+// dotQ2Go handles Q2_0 (g128), PQ2_0 and Q2_0_g64: kb activation blocks of
+// 8 code bytes each follow a 2-byte fp16 scale.
+func dotQ2Go(w []byte, a *Acts, i int, kb int) float32 {
+	q, d, s := actRow(a, i)
+	bb := 2 + 8*kb
+	var sum float32
+	for b, k0 := 0, 0; b+bb <= len(w); b, k0 = b+bb, k0+kb {
+		blk := w[b : b+bb]
+		var sumi float32
+		for k := range kb {
+			t := dot2(blk[2+8*k:], q[(k0+k)*qk:])
+			sumi += d[k0+k] * float32(t-s[k0+k])
+		}
+		sum += fp16(blk) * sumi
+	}
+	return sum
+}
+
+func dotQ2_0Go(w []byte, a *Acts, i int) float32    { return dotQ2Go(w, a, i, 4) }
+func dotQ2_0g64Go(w []byte, a *Acts, i int) float32 { return dotQ2Go(w, a, i, 2) }
+
+// dotTQ2_0Go: activation block 4c+l of a 256-block reads bits 2l of bytes
+// qs[32c .. 32c+31], in element order.
+func dotTQ2_0Go(w []byte, a *Acts, i int) float32 {
+	q, d, s := actRow(a, i)
+	var sum float32
+	for b, k0 := 0, 0; b+66 <= len(w); b, k0 = b+66, k0+8 {
+		blk := w[b : b+66]
+		var sumi float32
+		for k := range 8 {
+			qs := blk[32*(k/4) : 32*(k/4)+32]
+			sh := 2 * uint(k%4)
+			x := q[(k0+k)*qk : (k0+k)*qk+qk]
+			var t int32
+			for m, c := range qs {
+				t += int32(c>>sh&3) * int32(x[m])
+			}
+			sumi += d[k0+k] * float32(t-s[k0+k])
+		}
+		sum += fp16(blk[64:]) * sumi
+	}
+	return sum
+}
+
+// dotQ1_0Go: bit j of the block is weight ±1; with c = 2·bit, Σ c·a − s.
+func dotQ1_0Go(w []byte, a *Acts, i int) float32 {
+	q, d, s := actRow(a, i)
+	var sum float32
+	for b, k0 := 0, 0; b+18 <= len(w); b, k0 = b+18, k0+4 {
+		blk := w[b : b+18]
+		var sumi float32
+		for k := range 4 {
+			x := q[(k0+k)*qk : (k0+k)*qk+qk]
+			var t int32
+			for p, c := range blk[2+4*k : 6+4*k] {
+				for j := range 8 {
+					// Branch-free select of x or 0.
+					t += int32(x[8*p+j]) & -int32(c>>j&1)
+				}
+			}
+			sumi += d[k0+k] * float32(2*t-s[k0+k])
+		}
+		sum += fp16(blk) * sumi
+	}
+	return sum
+}
+
+// dotTritGo handles TQ1_0 and PTQ1_0 by unpacking a block's trits first.
+func dotTritGo(w []byte, a *Acts, i int, bb, be int, widths [3]int, qh, dOff int) float32 {
+	q, d, _ := actRow(a, i)
+	var codes [256]int8
+	kb := be / qk
+	var sum float32
+	for b, k0 := 0, 0; b+bb <= len(w); b, k0 = b+bb, k0+kb {
+		blk := w[b : b+bb]
+		tritCodes(blk, codes[:be], widths, qh)
+		var sumi float32
+		for k := range kb {
+			x := q[(k0+k)*qk : (k0+k)*qk+qk]
+			var t int32
+			for j, c := range codes[k*qk : k*qk+qk] {
+				t += int32(c) * int32(x[j])
+			}
+			sumi += d[k0+k] * float32(t)
+		}
+		sum += fp16(blk[dOff:]) * sumi
+	}
+	return sum
+}
+
+func dotTQ1_0Go(w []byte, a *Acts, i int) float32 {
+	return dotTritGo(w, a, i, 54, 256, [3]int{32, 16, 4}, 48, 52)
+}
+
+func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
+	return dotTritGo(w, a, i, 28, 128, [3]int{16, 8, 2}, 24, 26)
+}
+
+func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
+	q, d, _ := actRow(a, i)
+	var sum float32
+	for b, k := 0, 0; b+34 <= len(w); b, k = b+34, k+1 {
+		blk := w[b : b+34]
+		x := q[k*qk : k*qk+qk]
+		var t int32
+		for j, c := range blk[2:34] {
+			t += int32(int8(c)) * int32(x[j])
+		}
+		sum += fp16(blk) * d[k] * float32(t)
+	}
+	return sum
+}
+
+func dotQ4_0Go(w []byte, a *Acts, i int) float32 {
+	q, d, s := actRow(a, i)
+	var sum float32
+	for b, k := 0, 0; b+18 <= len(w); b, k = b+18, k+1 {
+		blk := w[b : b+18]
+		x := q[k*qk : k*qk+qk]
+		var t int32
+		for j, c := range blk[2:18] {
+			t += int32(c&15)*int32(x[j]) + int32(c>>4)*int32(x[j+16])
+		}
+		sum += fp16(blk) * d[k] * float32(t-8*s[k])
+	}
+	return sum
+}
+
+func dotQ4_KGo(w []byte, a *Acts, i int) float32 {
+	q, d, s := actRow(a, i)
+	var sum float32
+	for b, k0 := 0, 0; b+144 <= len(w); b, k0 = b+144, k0+8 {
+		blk := w[b : b+144]
+		dw, dmin := fp16(blk), fp16(blk[2:])
+		for c := range 4 {
+			qs := blk[16+32*c : 48+32*c]
+			x0, x1 := q[(k0+2*c)*qk:(k0+2*c)*qk+qk], q[(k0+2*c+1)*qk:(k0+2*c+1)*qk+qk]
+			var t0, t1 int32
+			for l, v := range qs {
+				t0 += int32(v&15) * int32(x0[l])
+				t1 += int32(v>>4) * int32(x1[l])
+			}
+			s0, m0 := q4kScale(blk[4:16], 2*c)
+			s1, m1 := q4kScale(blk[4:16], 2*c+1)
+			sum += d[k0+2*c] * (dw*float32(s0)*float32(t0) - dmin*float32(m0)*float32(s[k0+2*c]))
+			sum += d[k0+2*c+1] * (dw*float32(s1)*float32(t1) - dmin*float32(m1)*float32(s[k0+2*c+1]))
+		}
+	}
+	return sum
+}
+
+func dotQ6_KGo(w []byte, a *Acts, i int) float32 {
+	q, d, _ := actRow(a, i)
+	var sum float32
+	for b, k0 := 0, 0; b+210 <= len(w); b, k0 = b+210, k0+8 {
+		blk := w[b : b+210]
+		dw := fp16(blk[208:])
+		for h := range 2 {
+			for t := range 4 {
+				k := k0 + 4*h + t
+				x := q[k*qk : k*qk+qk]
+				var t0, t1 int32
+				for l := range 16 {
+					v0, _ := q6kValue(blk, h, t, l)
+					v1, _ := q6kValue(blk, h, t, l+16)
+					t0 += int32(v0) * int32(x[l])
+					t1 += int32(v1) * int32(x[l+16])
+				}
+				is := 8*h + 2*t
+				isum := int32(int8(blk[192+is]))*t0 + int32(int8(blk[193+is]))*t1
+				sum += dw * d[k] * float32(isum)
+			}
+		}
+	}
+	return sum
+}
+
+// The float kernels use four partial sums (the order a SIMD loop would
+// use too), which keeps float32 accumulation error well under 1e-6 relative
+// for rows of a few thousand elements with benign values.
+
+func floatRow(a *Acts, i int) []float32 { return a.x[i*a.cols : (i+1)*a.cols] }
+
+func dotF32Go(w []byte, a *Acts, i int) float32 {
+	x := floatRow(a, i)
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		v := w[4*j : 4*j+16]
+		s0 += math.Float32frombits(binary.LittleEndian.Uint32(v)) * x[j]
+		s1 += math.Float32frombits(binary.LittleEndian.Uint32(v[4:])) * x[j+1]
+		s2 += math.Float32frombits(binary.LittleEndian.Uint32(v[8:])) * x[j+2]
+		s3 += math.Float32frombits(binary.LittleEndian.Uint32(v[12:])) * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += math.Float32frombits(binary.LittleEndian.Uint32(w[4*j:])) * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// f16Table maps every fp16 bit pattern to its float32 value (256 KiB, built
+// on first use), which is several times faster than converting per element.
+var f16Table = sync.OnceValue(func() []float32 {
+	t := make([]float32, 1<<16)
+	for h := range t {
+		t[h] = half.ToFloat32(uint16(h))
+	}
+	return t
+})
+
+func dotF16Go(w []byte, a *Acts, i int) float32 {
+	x := floatRow(a, i)
+	tab := f16Table()
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		v := w[2*j : 2*j+8]
+		s0 += tab[binary.LittleEndian.Uint16(v)] * x[j]
+		s1 += tab[binary.LittleEndian.Uint16(v[2:])] * x[j+1]
+		s2 += tab[binary.LittleEndian.Uint16(v[4:])] * x[j+2]
+		s3 += tab[binary.LittleEndian.Uint16(v[6:])] * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += tab[binary.LittleEndian.Uint16(w[2*j:])] * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotBF16Go(w []byte, a *Acts, i int) float32 {
+	x := floatRow(a, i)
+	var s0, s1, s2, s3 float32
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		v := w[2*j : 2*j+8]
+		s0 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(v))<<16) * x[j]
+		s1 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(v[2:]))<<16) * x[j+1]
+		s2 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(v[4:]))<<16) * x[j+2]
+		s3 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(v[6:]))<<16) * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*j:]))<<16) * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,104 @@
+package kernels
+
+import (
+	"fmt"
+)
+
+// MatMul computes dst[i*w.Rows+r] = Σ_k W[r,k]·x[i*w.Cols+k] for i < n;
+// n == 1 is a matrix-vector product (decode). Quantized formats quantize x
+// internally into a scratch Acts owned by the pool; float formats use x as is.
+func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
+	k := kernelsFor(w.Format)
+	if k == nil {
+		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
+	}
+	if len(x) < n*w.Cols {
+		panic(fmt.Sprintf("kernels: MatMul: x has %d values, need %d×%d", len(x), n, w.Cols))
+	}
+	if k.float {
+		a := Acts{n: n, cols: w.Cols, x: x[:n*w.Cols]}
+		p.MatMulActs(dst, w, &a)
+		return
+	}
+	p.Quantize(&p.scratch, x, n, w.Cols)
+	p.MatMulActs(dst, w, &p.scratch)
+}
+
+// Tile sizes for n > 1: a worker takes rowTile weight rows and passes up to
+// actTileBytes of activation rows over them, so both stay in L2 while every
+// pair is formed.
+const (
+	rowTile      = 16
+	actTileBytes = 256 << 10
+)
+
+// MatMulActs is MatMul with activations quantized beforehand by Quantize.
+func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
+	k := kernelsFor(w.Format)
+	if k == nil {
+		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
+	}
+	if a.cols != w.Cols {
+		panic(fmt.Sprintf("kernels: activations have %d columns, matrix %d", a.cols, w.Cols))
+	}
+	if !k.float && len(a.q) != a.n*a.cols {
+		panic(fmt.Sprintf("kernels: %s needs int8 activations; %d columns is not a multiple of %d", w.Format.Name, a.cols, qk))
+	}
+	w.check(dst, a.n)
+	dot, simd := k.pick(tier)
+	if simd {
+		a.prepareSIMD(p)
+	}
+	n, rows := a.n, w.Rows
+	if n == 1 {
+		p.forGrain(rows, 8, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				dst[r] = dot(w.row(r), a, 0)
+			}
+		})
+		return
+	}
+	// Bytes of one activation row across all layouts the kernels read.
+	actTile := max(1, actTileBytes/(6*a.cols))
+	tiles := (rows + rowTile - 1) / rowTile
+	p.For(tiles, func(lo, hi int) {
+		for i0 := 0; i0 < n; i0 += actTile {
+			i1 := min(n, i0+actTile)
+			for r0 := lo * rowTile; r0 < min(rows, hi*rowTile); r0 += rowTile {
+				for r := r0; r < min(rows, r0+rowTile); r++ {
+					row := w.row(r)
+					for i := i0; i < i1; i++ {
+						dst[i*rows+r] = dot(row, a, i)
+					}
+				}
+			}
+		}
+	})
+}
+
+// MatMulFloat is the reference path: every row is decoded exactly (the
+// reference decoders) and multiplied with the float activations in float64.
+// Tests and an exact mode of the model use it.
+func (p *Pool) MatMulFloat(dst []float32, w *Matrix, x []float32, n int) {
+	if kernelsFor(w.Format) == nil {
+		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
+	}
+	if len(x) < n*w.Cols {
+		panic(fmt.Sprintf("kernels: MatMulFloat: x has %d values, need %d×%d", len(x), n, w.Cols))
+	}
+	w.check(dst, n)
+	p.forGrain(w.Rows, 4, func(lo, hi int) {
+		buf := make([]float32, w.Cols)
+		for r := lo; r < hi; r++ {
+			decodeRow(w.Format, w.row(r), buf)
+			for i := range n {
+				xi := x[i*w.Cols : (i+1)*w.Cols]
+				var s float64
+				for j, v := range buf {
+					s += float64(v) * float64(xi[j])
+				}
+				dst[i*w.Rows+r] = float32(s)
+			}
+		}
+	})
+}
