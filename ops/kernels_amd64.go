@@ -1,0 +1,142 @@
+//go:build amd64 && !purego
+
+package ops
+
+import "golang.org/x/sys/cpu"
+
+// Assembly kernels (kernels_amd64.s); they process whole vectors only.
+
+//go:noescape
+func dotAVX2(a, b []float32) float32
+
+//go:noescape
+func dotAVX512(a, b []float32) float32
+
+//go:noescape
+func axpyAVX2(dst []float32, alpha float32, x []float32)
+
+//go:noescape
+func axpyAVX512(dst []float32, alpha float32, x []float32)
+
+//go:noescape
+func scaleAVX2(x []float32, s float32)
+
+//go:noescape
+func addAVX2(dst, a, b []float32)
+
+//go:noescape
+func mulAVX2(dst, a, b []float32)
+
+//go:noescape
+func fwht8AVX2(x []float32)
+
+//go:noescape
+func fwhtStageAVX2(x []float32, h int)
+
+//go:noescape
+func f16ToF32F16C(dst []float32, src []byte)
+
+//go:noescape
+func f32ToF16F16C(dst []byte, src []float32)
+
+// hasAVX2 covers the AVX2 set: AVX2 with FMA and F16C, which every AVX2
+// CPU in practice has (Haswell, Zen and later).
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
+
+var avx2Kernels = kernelSet{
+	name:      "avx2",
+	dot:       dotAVX2Tail,
+	axpy:      axpyAVX2Tail,
+	scale:     scaleAVX2Tail,
+	add:       addAVX2Tail,
+	mul:       mulAVX2Tail,
+	fwht8:     fwht8AVX2,
+	fwhtStage: fwhtStageAVX2,
+	f16ToF32:  f16ToF32F16CTail,
+	f32ToF16:  f32ToF16F16CTail,
+}
+
+// avx512Kernels uses 512-bit vectors where they pay (the attention inner
+// loops Dot and Axpy) and the AVX2 kernels elsewhere.
+var avx512Kernels = func() kernelSet {
+	k := avx2Kernels
+	k.name = "avx512"
+	k.dot = dotAVX512Tail
+	k.axpy = axpyAVX512Tail
+	return k
+}()
+
+// kernelSets lists the implementations this CPU supports, best first.
+var kernelSets = func() []*kernelSet {
+	var sets []*kernelSet
+	if hasAVX2 && cpu.X86.HasAVX512F {
+		sets = append(sets, &avx512Kernels)
+	}
+	if hasAVX2 {
+		sets = append(sets, &avx2Kernels)
+	}
+	return append(sets, &genericKernels)
+}()
+
+// fwht8AVX2 and fwhtStageAVX2 are used as they are: fwht passes them a
+// power-of-two length ≥ 8 and strides h ≥ 8, all the assembly needs.
+
+// The wrappers below run the assembly on the largest whole-vector prefix
+// and finish the tail in Go.
+
+func dotAVX2Tail(a, b []float32) float32 {
+	n := len(a) &^ 7
+	s := dotAVX2(a[:n], b[:n])
+	for i := n; i < len(a); i++ {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func dotAVX512Tail(a, b []float32) float32 {
+	n := len(a) &^ 15
+	s := dotAVX512(a[:n], b[:n])
+	return s + dotAVX2Tail(a[n:], b[n:])
+}
+
+func axpyAVX2Tail(dst []float32, alpha float32, x []float32) {
+	n := len(dst) &^ 7
+	axpyAVX2(dst[:n], alpha, x[:n])
+	axpyGeneric(dst[n:], alpha, x[n:])
+}
+
+func axpyAVX512Tail(dst []float32, alpha float32, x []float32) {
+	n := len(dst) &^ 15
+	axpyAVX512(dst[:n], alpha, x[:n])
+	axpyAVX2Tail(dst[n:], alpha, x[n:])
+}
+
+func scaleAVX2Tail(x []float32, s float32) {
+	n := len(x) &^ 7
+	scaleAVX2(x[:n], s)
+	scaleGeneric(x[n:], s)
+}
+
+func addAVX2Tail(dst, a, b []float32) {
+	n := len(dst) &^ 7
+	addAVX2(dst[:n], a[:n], b[:n])
+	addGeneric(dst[n:], a[n:], b[n:])
+}
+
+func mulAVX2Tail(dst, a, b []float32) {
+	n := len(dst) &^ 7
+	mulAVX2(dst[:n], a[:n], b[:n])
+	mulGeneric(dst[n:], a[n:], b[n:])
+}
+
+func f16ToF32F16CTail(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	f16ToF32F16C(dst[:n], src[:2*n])
+	f16ToF32Generic(dst[n:], src[2*n:])
+}
+
+func f32ToF16F16CTail(dst []byte, src []float32) {
+	n := len(src) &^ 7
+	f32ToF16F16C(dst[:2*n], src[:n])
+	f32ToF16Generic(dst[2*n:], src[n:])
+}

@@ -1,0 +1,451 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Every kernel here handles only whole vectors: the Go wrappers in
+// kernels_amd64.go pass lengths that are multiples of the vector width and
+// finish any tail themselves.
+
+// func dotAVX2(a, b []float32) float32
+// len(a) == len(b), a multiple of 8.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop32:
+	CMPQ        CX, $32
+	JB          loop8
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         loop32
+
+loop8:
+	CMPQ        CX, $8
+	JB          reduce
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         loop8
+
+reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+48(FP)
+	RET
+
+// func dotAVX512(a, b []float32) float32
+// len(a) == len(b), a multiple of 16.
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+loop64:
+	CMPQ        CX, $64
+	JB          loop16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         loop64
+
+loop16:
+	CMPQ        CX, $16
+	JB          reduce
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         loop16
+
+reduce:
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+48(FP)
+	RET
+
+// func axpyAVX2(dst []float32, alpha float32, x []float32)
+// len(dst) == len(x), a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS alpha+24(FP), Y0
+	MOVQ         x_base+32(FP), SI
+
+loop32:
+	CMPQ        CX, $32
+	JB          loop8
+	VMOVUPS     (SI), Y1
+	VMOVUPS     32(SI), Y2
+	VMOVUPS     64(SI), Y3
+	VMOVUPS     96(SI), Y4
+	VFMADD213PS (DI), Y0, Y1
+	VFMADD213PS 32(DI), Y0, Y2
+	VFMADD213PS 64(DI), Y0, Y3
+	VFMADD213PS 96(DI), Y0, Y4
+	VMOVUPS     Y1, (DI)
+	VMOVUPS     Y2, 32(DI)
+	VMOVUPS     Y3, 64(DI)
+	VMOVUPS     Y4, 96(DI)
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         loop32
+
+loop8:
+	CMPQ        CX, $8
+	JB          done
+	VMOVUPS     (SI), Y1
+	VFMADD213PS (DI), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         loop8
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyAVX512(dst []float32, alpha float32, x []float32)
+// len(dst) == len(x), a multiple of 16.
+TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	VBROADCASTSS alpha+24(FP), Z0
+	MOVQ         x_base+32(FP), SI
+
+loop64:
+	CMPQ        CX, $64
+	JB          loop16
+	VMOVUPS     (SI), Z1
+	VMOVUPS     64(SI), Z2
+	VMOVUPS     128(SI), Z3
+	VMOVUPS     192(SI), Z4
+	VFMADD213PS (DI), Z0, Z1
+	VFMADD213PS 64(DI), Z0, Z2
+	VFMADD213PS 128(DI), Z0, Z3
+	VFMADD213PS 192(DI), Z0, Z4
+	VMOVUPS     Z1, (DI)
+	VMOVUPS     Z2, 64(DI)
+	VMOVUPS     Z3, 128(DI)
+	VMOVUPS     Z4, 192(DI)
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         loop64
+
+loop16:
+	CMPQ        CX, $16
+	JB          done
+	VMOVUPS     (SI), Z1
+	VFMADD213PS (DI), Z0, Z1
+	VMOVUPS     Z1, (DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         loop16
+
+done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x []float32, s float32)
+// len(x) a multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), DI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS s+24(FP), Y0
+
+loop32:
+	CMPQ    CX, $32
+	JB      loop8
+	VMULPS  (DI), Y0, Y1
+	VMULPS  32(DI), Y0, Y2
+	VMULPS  64(DI), Y0, Y3
+	VMULPS  96(DI), Y0, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     loop32
+
+loop8:
+	CMPQ    CX, $8
+	JB      done
+	VMULPS  (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop8
+
+done:
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, a, b []float32)
+// Equal lengths, a multiple of 8.
+TEXT ·addAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+loop32:
+	CMPQ    CX, $32
+	JB      loop8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VADDPS  (DX), Y0, Y0
+	VADDPS  32(DX), Y1, Y1
+	VADDPS  64(DX), Y2, Y2
+	VADDPS  96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     loop32
+
+loop8:
+	CMPQ    CX, $8
+	JB      done
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop8
+
+done:
+	VZEROUPPER
+	RET
+
+// func mulAVX2(dst, a, b []float32)
+// Equal lengths, a multiple of 8.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+
+loop32:
+	CMPQ    CX, $32
+	JB      loop8
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMULPS  (DX), Y0, Y0
+	VMULPS  32(DX), Y1, Y1
+	VMULPS  64(DX), Y2, Y2
+	VMULPS  96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     loop32
+
+loop8:
+	CMPQ    CX, $8
+	JB      done
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop8
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwht8AVX2(x []float32)
+// Runs the Walsh–Hadamard stages of stride 1, 2 and 4 on every group of
+// eight; len(x) a multiple of 8. Each stage adds a lane permutation to the
+// vector (sums in the low lane of each pair) and subtracts the vector from
+// the permutation (differences in the high lane), then blends the two, so
+// every output is the same a+b or a−b the pure-Go code computes.
+TEXT ·fwht8AVX2(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+
+loop:
+	CMPQ       CX, $8
+	JB         done
+	VMOVUPS    (DI), Y0
+	VPERMILPS  $0xB1, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xAA, Y3, Y2, Y0
+	VPERMILPS  $0x4E, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xCC, Y3, Y2, Y0
+	VPERM2F128 $0x01, Y0, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xF0, Y3, Y2, Y0
+	VMOVUPS    Y0, (DI)
+	ADDQ       $32, DI
+	SUBQ       $8, CX
+	JMP        loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func fwhtStageAVX2(x []float32, h int)
+// Butterflies (a+b, a−b) of stride h over x; h a multiple of 8 and len(x)
+// a multiple of 2h.
+TEXT ·fwhtStageAVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), DI
+	MOVQ x_len+8(FP), CX
+	MOVQ h+24(FP), DX
+	LEAQ (DI)(CX*4), R8
+	SHLQ $2, DX
+
+outer:
+	CMPQ DI, R8
+	JAE  done
+	LEAQ (DI)(DX*1), SI
+	MOVQ DI, R9
+	MOVQ SI, R10
+
+inner:
+	VMOVUPS (R9), Y0
+	VMOVUPS (R10), Y1
+	VADDPS  Y1, Y0, Y2
+	VSUBPS  Y1, Y0, Y3
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, (R10)
+	ADDQ    $32, R9
+	ADDQ    $32, R10
+	CMPQ    R9, SI
+	JB      inner
+	LEAQ    (SI)(DX*1), DI
+	JMP     outer
+
+done:
+	VZEROUPPER
+	RET
+
+// func f16ToF32F16C(dst []float32, src []byte)
+// len(src) == 2*len(dst), len(dst) a multiple of 8.
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+
+loop32:
+	CMPQ      CX, $32
+	JB        loop8
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VCVTPH2PS 32(SI), Y2
+	VCVTPH2PS 48(SI), Y3
+	VMOVUPS   Y0, (DI)
+	VMOVUPS   Y1, 32(DI)
+	VMOVUPS   Y2, 64(DI)
+	VMOVUPS   Y3, 96(DI)
+	ADDQ      $64, SI
+	ADDQ      $128, DI
+	SUBQ      $32, CX
+	JMP       loop32
+
+loop8:
+	CMPQ      CX, $8
+	JB        done
+	VCVTPH2PS (SI), Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $8, CX
+	JMP       loop8
+
+done:
+	VZEROUPPER
+	RET
+
+// func f32ToF16F16C(dst []byte, src []float32)
+// len(dst) == 2*len(src), len(src) a multiple of 8. Rounding control 0 in
+// the immediate selects round to nearest even, independent of MXCSR.
+TEXT ·f32ToF16F16C(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), CX
+
+loop8:
+	CMPQ      CX, $8
+	JB        done
+	VMOVUPS   (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ      $32, SI
+	ADDQ      $16, DI
+	SUBQ      $8, CX
+	JMP       loop8
+
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,129 @@
+package ops
+
+// Dot returns Σ a[i]·b[i]. It panics if len(a) != len(b).
+//
+// The sum is accumulated in float32 in several interleaved partial sums
+// (and with fused multiply-adds on the assembly paths), so its rounding
+// differs from a sequential float32 loop; like any float32 summation the
+// error is at most about len(a)·2⁻²⁴·Σ|a[i]·b[i]|, and typically far less.
+func Dot(a, b []float32) float32 {
+	if len(a) != len(b) {
+		panic("ops: Dot: lengths differ")
+	}
+	return active.dot(a, b)
+}
+
+// Axpy sets dst[i] += alpha·x[i]. It panics if len(dst) != len(x).
+// The assembly paths use a fused multiply-add (one rounding instead of
+// two), so results can differ from the pure-Go path in the last bit.
+func Axpy(dst []float32, alpha float32, x []float32) {
+	if len(dst) != len(x) {
+		panic("ops: Axpy: lengths differ")
+	}
+	active.axpy(dst, alpha, x)
+}
+
+// Scale sets x[i] *= s.
+func Scale(x []float32, s float32) {
+	active.scale(x, s)
+}
+
+// Add sets dst[i] = a[i] + b[i]. dst may alias a or b. It panics unless
+// all three lengths are equal.
+func Add(dst, a, b []float32) {
+	if len(a) != len(dst) || len(b) != len(dst) {
+		panic("ops: Add: lengths differ")
+	}
+	active.add(dst, a, b)
+}
+
+// Mul sets dst[i] = a[i] · b[i]. dst may alias a or b. It panics unless
+// all three lengths are equal.
+func Mul(dst, a, b []float32) {
+	if len(a) != len(dst) || len(b) != len(dst) {
+		panic("ops: Mul: lengths differ")
+	}
+	active.mul(dst, a, b)
+}
+
+// kernelSet is one implementation of the dispatched kernels. Arguments are
+// already checked: slices passed together have equal lengths.
+type kernelSet struct {
+	name      string
+	dot       func(a, b []float32) float32
+	axpy      func(dst []float32, alpha float32, x []float32)
+	scale     func(x []float32, s float32)
+	add, mul  func(dst, a, b []float32)
+	fwht8     func(x []float32)
+	fwhtStage func(x []float32, h int)
+	f16ToF32  func(dst []float32, src []byte)
+	f32ToF16  func(dst []byte, src []float32)
+}
+
+// genericKernels is the pure-Go implementation, always available.
+var genericKernels = kernelSet{
+	name:      "generic",
+	dot:       dotGeneric,
+	axpy:      axpyGeneric,
+	scale:     scaleGeneric,
+	add:       addGeneric,
+	mul:       mulGeneric,
+	fwht8:     fwht8Generic,
+	fwhtStage: fwhtStageGeneric,
+	f16ToF32:  f16ToF32Generic,
+	f32ToF16:  f32ToF16Generic,
+}
+
+// active is the implementation in use: the first of kernelSets, which the
+// architecture file orders best first (the last is always genericKernels).
+var active = kernelSets[0]
+
+// dotGeneric keeps eight partial sums so the loop is not bound by the
+// latency of one dependent addition chain.
+func dotGeneric(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s [8]float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
+		s[0] += x[0] * y[0]
+		s[1] += x[1] * y[1]
+		s[2] += x[2] * y[2]
+		s[3] += x[3] * y[3]
+		s[4] += x[4] * y[4]
+		s[5] += x[5] * y[5]
+		s[6] += x[6] * y[6]
+		s[7] += x[7] * y[7]
+	}
+	for ; i < len(a); i++ {
+		s[0] += a[i] * b[i]
+	}
+	return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+}
+
+func axpyGeneric(dst []float32, alpha float32, x []float32) {
+	x = x[:len(dst)]
+	for i := range dst {
+		dst[i] += alpha * x[i]
+	}
+}
+
+func scaleGeneric(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
+
+func addGeneric(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func mulGeneric(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
