@@ -1,0 +1,161 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"trit/engine"
+	"trit/gguf"
+	"trit/model"
+	_ "trit/model/llama" // register the llama-family architectures
+	"trit/model/demo"
+	"trit/sample"
+)
+
+// modelFlags are the flags shared by the commands that load a model; names
+// follow llama.cpp's where one exists.
+type modelFlags struct {
+	path    string
+	threads int
+	ctx     int
+	batch   int
+	exact   bool
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
+	fs.StringVar(&m.path, "model", "", "same as -m")
+	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
+	fs.IntVar(&m.threads, "threads", 0, "same as -t")
+	fs.IntVar(&m.ctx, "c", 4096, "context size in tokens (capped at the model's trained context)")
+	fs.IntVar(&m.ctx, "ctx-size", 4096, "same as -c")
+	fs.IntVar(&m.batch, "b", 512, "prompt tokens per forward pass")
+	fs.IntVar(&m.batch, "batch-size", 512, "same as -b")
+	fs.BoolVar(&m.exact, "exact", false, "compute on exactly dequantized weights with float activations (slow reference path)")
+}
+
+// loaded is a model with everything needed to generate.
+type loaded struct {
+	eng  *engine.Engine
+	file *gguf.File
+	demo bool
+}
+
+func (l *loaded) Close() error { return l.eng.Model.Close() }
+
+// load opens the model named by the flags, or builds the demo model, and
+// reports progress and timing on stderr.
+func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
+	t0 := time.Now()
+	var f *gguf.File
+	var err error
+	demoModel := m.path == ""
+	if demoModel {
+		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
+		f, err = demo.File()
+	} else {
+		st, serr := os.Stat(m.path)
+		if serr != nil {
+			return nil, serr
+		}
+		fmt.Fprintf(stderr, "trit: loading %s (%s)\n", m.path, humanBytes(st.Size()))
+		f, err = gguf.Open(m.path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	tok, err := model.Tokenizer(f)
+	if err != nil {
+		mod.Close()
+		return nil, err
+	}
+	eng := &engine.Engine{Model: mod, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: m.batch}
+	info := mod.Info()
+	fmt.Fprintf(stderr, "trit: %s model, %d layers, hidden %d, vocab %d, %s of weights; loaded in %v\n",
+		info.Arch, info.Layers, info.Hidden, info.Vocab, humanBytes(info.WeightBytes), time.Since(t0).Round(time.Millisecond))
+	return &loaded{eng: eng, file: f, demo: demoModel}, nil
+}
+
+// newState returns a state of the requested context, capped at the model's.
+func (l *loaded) newState(ctx int, stderr io.Writer) (model.State, error) {
+	info := l.eng.Model.Info()
+	if info.ContextLen > 0 && ctx > info.ContextLen {
+		ctx = info.ContextLen
+	}
+	st, err := l.eng.Model.NewState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var kv, rec int64
+	for k, v := range st.Bytes() {
+		if k == "kv" {
+			kv += v
+		} else {
+			rec += v
+		}
+	}
+	fmt.Fprintf(stderr, "trit: context %d tokens: KV cache %s, recurrent state %s\n", ctx, humanBytes(kv), humanBytes(rec))
+	return st, nil
+}
+
+// sampleFlags are the sampling flags, with llama.cpp's names.
+type sampleFlags struct {
+	p    sample.Params
+	seed int64
+}
+
+func (s *sampleFlags) register(fs *flag.FlagSet) {
+	d := sample.DefaultParams()
+	s.p = d
+	fs.Func("temp", fmt.Sprintf("temperature; 0 is greedy (default %g)", d.Temperature), floatSetter(&s.p.Temperature))
+	fs.IntVar(&s.p.TopK, "top-k", d.TopK, "top-k sampling (0: off)")
+	fs.Func("top-p", fmt.Sprintf("top-p (nucleus) sampling (default %g; 1: off)", d.TopP), floatSetter(&s.p.TopP))
+	fs.Func("min-p", "min-p sampling (default 0: off)", floatSetter(&s.p.MinP))
+	fs.Func("repeat-penalty", "penalty for repeated tokens (default 1: off)", floatSetter(&s.p.RepeatPenalty))
+	fs.IntVar(&s.p.RepeatLastN, "repeat-last-n", 64, "tokens considered by the penalties")
+	fs.Func("presence-penalty", "presence penalty (default 0)", floatSetter(&s.p.PresencePenalty))
+	fs.Func("frequency-penalty", "frequency penalty (default 0)", floatSetter(&s.p.FrequencyPenalty))
+	fs.Int64Var(&s.seed, "s", -1, "random seed (-1: from the clock)")
+	fs.Int64Var(&s.seed, "seed", -1, "same as -s")
+}
+
+func (s *sampleFlags) params() sample.Params {
+	p := s.p
+	if s.seed < 0 {
+		p.Seed = uint64(time.Now().UnixNano())
+	} else {
+		p.Seed = uint64(s.seed)
+	}
+	return p
+}
+
+func floatSetter(dst *float32) func(string) error {
+	return func(v string) error {
+		var f float64
+		if _, err := fmt.Sscan(v, &f); err != nil {
+			return fmt.Errorf("not a number: %q", v)
+		}
+		*dst = float32(f)
+		return nil
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,162 @@
+// Package engine runs generation: it feeds a prompt through a model in
+// batches, samples tokens one at a time, streams the text, and stops at an
+// end-of-generation token, a stop string, a token limit or cancellation.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"trit/model"
+	"trit/sample"
+	"trit/tokenizer"
+)
+
+// Engine couples a model with its tokenizer.
+type Engine struct {
+	Model model.Model
+	Tok   *tokenizer.Tokenizer
+	// EOG are the tokens that end a generation.
+	EOG []int
+	// Batch is the most prompt tokens sent through the model at once
+	// (default 512): it bounds the activation memory of prefill.
+	Batch int
+}
+
+// Params control one generation.
+type Params struct {
+	MaxTokens int // tokens to generate; <= 0 means until the context is full
+	Sample    sample.Params
+	Stop      []string // stop strings: generation ends before them
+	// IgnoreEOG keeps generating past end-of-generation tokens.
+	IgnoreEOG bool
+}
+
+// Result reports what a generation did.
+type Result struct {
+	Tokens       []int  // generated tokens
+	Text         string // generated text, without a matched stop string
+	FinishReason string // "stop" (EOG token or stop string), "length" or "cancelled"
+	PromptTokens int
+	PromptTime   time.Duration
+	GenTime      time.Duration
+}
+
+// PromptTPS and GenTPS are tokens per second of prefill and generation.
+func (r *Result) PromptTPS() float64 { return rate(r.PromptTokens, r.PromptTime) }
+func (r *Result) GenTPS() float64 {
+	// The first generated token comes out of prefill: count the others.
+	n := len(r.Tokens) - 1
+	if n < 1 {
+		return 0
+	}
+	return rate(n, r.GenTime)
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// ErrContextFull is returned when the prompt does not fit in the state.
+var ErrContextFull = errors.New("engine: prompt does not fit in the context")
+
+// Prefill feeds tokens through the model into st in batches and returns
+// the logits after the last one.
+func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
+	if len(tokens) == 0 {
+		return fmt.Errorf("engine: empty prompt")
+	}
+	if st.Pos()+len(tokens) > st.Cap() {
+		return fmt.Errorf("%w: %d prompt tokens after %d cached, context %d", ErrContextFull, len(tokens), st.Pos(), st.Cap())
+	}
+	b := e.Batch
+	if b <= 0 {
+		b = 512
+	}
+	for i := 0; i < len(tokens); i += b {
+		j := min(i+b, len(tokens))
+		step := model.Step{State: st, Tokens: tokens[i:j]}
+		if j == len(tokens) {
+			step.Logits = logits
+		}
+		if err := e.Model.Forward([]model.Step{step}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Generate continues the sequence in st with prompt and samples up to
+// p.MaxTokens tokens, calling emit with each piece of text as soon as it is
+// complete UTF-8 and cannot be the start of a stop string. emit may return
+// an error to stop early; ctx cancellation stops between tokens.
+func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p Params, emit func(string) error) (*Result, error) {
+	res := &Result{PromptTokens: len(prompt)}
+	vocab := e.Model.Info().Vocab
+	logits := make([]float32, vocab)
+	smp := sample.New(p.Sample)
+	for _, t := range prompt {
+		smp.Accept(t)
+	}
+	t0 := time.Now()
+	if err := e.Prefill(st, prompt, logits); err != nil {
+		return res, err
+	}
+	res.PromptTime = time.Since(t0)
+	t1 := time.Now()
+	dec := e.Tok.NewDecoder()
+	stop := sample.NewStopMatcher(p.Stop...)
+	var text []byte
+	out := func(s string) error {
+		if s == "" {
+			return nil
+		}
+		text = append(text, s...)
+		if emit != nil {
+			return emit(s)
+		}
+		return nil
+	}
+	defer func() {
+		res.GenTime = time.Since(t1)
+		res.Text = string(text)
+	}()
+	for {
+		if err := ctx.Err(); err != nil {
+			res.FinishReason = "cancelled"
+			return res, nil
+		}
+		id := smp.Sample(logits)
+		smp.Accept(id)
+		if !p.IgnoreEOG && slices.Contains(e.EOG, id) {
+			res.FinishReason = "stop"
+			return res, out(stop.Flush())
+		}
+		res.Tokens = append(res.Tokens, id)
+		emitNow, matched := stop.Write(dec.Add(id))
+		if err := out(emitNow); err != nil {
+			return res, err
+		}
+		if matched {
+			res.FinishReason = "stop"
+			return res, nil
+		}
+		if (p.MaxTokens > 0 && len(res.Tokens) >= p.MaxTokens) || st.Pos() >= st.Cap() {
+			res.FinishReason = "length"
+			rest, _ := stop.Write(dec.Flush())
+			if err := out(rest); err != nil {
+				return res, err
+			}
+			return res, out(stop.Flush())
+		}
+		if err := e.Model.Forward([]model.Step{{State: st, Tokens: []int{id}, Logits: logits}}); err != nil {
+			return res, err
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package llama
+
+import (
+	"fmt"
+
+	"trit/model"
+	"trit/ops"
+)
+
+// scratch holds the activations of one Forward call, grown as needed and
+// reused so that decoding allocates nothing per token.
+type scratch struct {
+	x, xn, q, k, v, att, gate, up []float32
+	logitRows                     []float32
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// Forward implements model.Model. It is not safe for concurrent use.
+func (m *Model) Forward(steps []model.Step) error {
+	n := 0
+	for i := range steps {
+		st, ok := steps[i].State.(*state)
+		if !ok {
+			return fmt.Errorf("llama: step %d: state of another model", i)
+		}
+		if len(steps[i].Tokens) == 0 {
+			return fmt.Errorf("llama: step %d: no tokens", i)
+		}
+		if st.pos+len(steps[i].Tokens) > st.cap {
+			return fmt.Errorf("llama: step %d: %d tokens past position %d exceed the context of %d", i, len(steps[i].Tokens), st.pos, st.cap)
+		}
+		for _, t := range steps[i].Tokens {
+			if t < 0 || t >= m.info.Vocab {
+				return fmt.Errorf("llama: step %d: token %d out of range [0,%d)", i, t, m.info.Vocab)
+			}
+		}
+		n += len(steps[i].Tokens)
+	}
+	H, hd := m.hidden, m.attn.HeadDim
+	qDim, kvDim := m.attn.Heads*hd, m.attn.KVHeads*hd
+	s := &m.scratch
+	s.x = grow(s.x, n*H)
+	s.xn = grow(s.xn, n*H)
+	s.q = grow(s.q, n*qDim)
+	s.k = grow(s.k, n*kvDim)
+	s.v = grow(s.v, n*kvDim)
+	s.att = grow(s.att, n*qDim)
+	s.gate = grow(s.gate, n*m.ffn)
+	s.up = grow(s.up, n*m.ffn)
+
+	i := 0
+	for _, step := range steps {
+		for _, t := range step.Tokens {
+			m.embd.Row(t, s.x[i*H:(i+1)*H])
+			i++
+		}
+	}
+	for li := range m.layers {
+		l := &m.layers[li]
+		for r := range n {
+			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.attnNorm, m.eps)
+		}
+		l.q.Forward(s.q, s.xn, n)
+		l.k.Forward(s.k, s.xn, n)
+		l.v.Forward(s.v, s.xn, n)
+		r := 0
+		for _, step := range steps {
+			st := step.State.(*state)
+			kv := &st.kv[li]
+			for j := range step.Tokens {
+				pos := st.pos + j
+				q := s.q[r*qDim : (r+1)*qDim]
+				k := s.k[r*kvDim : (r+1)*kvDim]
+				if l.qNorm != nil {
+					for h := range m.attn.Heads {
+						ops.RMSNorm(q[h*hd:(h+1)*hd], q[h*hd:(h+1)*hd], l.qNorm, m.eps)
+					}
+					for h := range m.attn.KVHeads {
+						ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], l.kNorm, m.eps)
+					}
+				}
+				m.rope.Apply(q, m.attn.Heads, pos)
+				m.rope.Apply(k, m.attn.KVHeads, pos)
+				copy(kv.K[pos*kvDim:(pos+1)*kvDim], k)
+				copy(kv.V[pos*kvDim:(pos+1)*kvDim], s.v[r*kvDim:(r+1)*kvDim])
+				r++
+			}
+		}
+		r = 0
+		for _, step := range steps {
+			st := step.State.(*state)
+			nt := len(step.Tokens)
+			m.attn.Attend(m.pool, s.att[r*qDim:(r+nt)*qDim], s.q[r*qDim:(r+nt)*qDim], &st.kv[li], nt, st.pos)
+			r += nt
+		}
+		l.o.Forward(s.xn, s.att, n)
+		ops.Add(s.x, s.x, s.xn)
+		for r := range n {
+			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.ffnNorm, m.eps)
+		}
+		l.gate.Forward(s.gate, s.xn, n)
+		l.up.Forward(s.up, s.xn, n)
+		ops.SwiGLU(s.gate, s.gate, s.up)
+		l.down.Forward(s.xn, s.gate, n)
+		ops.Add(s.x, s.x, s.xn)
+	}
+	for _, step := range steps {
+		step.State.(*state).pos += len(step.Tokens)
+	}
+	return m.logits(steps, s)
+}
+
+// logits applies the final norm and the head to the rows the steps ask for.
+func (m *Model) logits(steps []model.Step, s *scratch) error {
+	return model.Head(m.pool, steps, s.x, m.hidden, m.outNorm, m.eps, m.out, &s.xn, &s.logitRows)
+}

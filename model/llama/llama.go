@@ -1,0 +1,209 @@
+// Package llama implements the dense decoder-only transformers of the llama
+// family: GGUF architectures "llama" (llama2.c and Llama models: RoPE on
+// adjacent pairs) and "qwen3" (Ternary Bonsai 1.7B/4B/8B: per-head q/k
+// RMSNorm before NEOX RoPE, optional YaRN). They differ only in those
+// switches, so one package serves both.
+package llama
+
+import (
+	"fmt"
+
+	"trit/gguf"
+	"trit/kernels"
+	"trit/model"
+	"trit/ops"
+)
+
+func init() {
+	model.Register("llama", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "llama") })
+	model.Register("qwen3", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "qwen3") })
+}
+
+type layer struct {
+	attnNorm, ffnNorm []float32
+	qNorm, kNorm      []float32 // qwen3 only
+	q, k, v, o        *model.Linear
+	gate, up, down    *model.Linear
+}
+
+// Model is a loaded llama-family model.
+type Model struct {
+	info    model.Info
+	file    *gguf.File
+	pool    *kernels.Pool
+	ownPool bool
+
+	hidden, ffn int
+	eps         float32
+	attn        model.Attention
+	rope        *ops.Rope
+	embd        *kernels.Matrix
+	out         *model.Linear
+	outNorm     []float32
+	layers      []layer
+
+	scratch scratch
+}
+
+func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
+	pool := opts.Pool
+	own := false
+	if pool == nil {
+		pool = kernels.NewPool(opts.Threads)
+		own = true
+	}
+	m, err := build(f, opts, arch, pool)
+	if err != nil {
+		if own {
+			pool.Close()
+		}
+		return nil, err
+	}
+	m.ownPool = own
+	return m, nil
+}
+
+func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
+	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
+	m := &Model{file: f, pool: pool}
+	var err error
+	get := func(key string) int {
+		if err != nil {
+			return 0
+		}
+		var v int
+		v, err = w.MustUint(key)
+		return v
+	}
+	m.hidden = get("embedding_length")
+	nLayers := get("block_count")
+	m.ffn = get("feed_forward_length")
+	heads := get("attention.head_count")
+	if err != nil {
+		return nil, err
+	}
+	if heads <= 0 || m.hidden <= 0 || nLayers <= 0 || m.ffn <= 0 {
+		return nil, fmt.Errorf("llama: bad hyperparameters: hidden %d, layers %d, ffn %d, heads %d", m.hidden, nLayers, m.ffn, heads)
+	}
+	kvHeads := w.Uint("attention.head_count_kv", heads)
+	headDim := w.Uint("attention.key_length", m.hidden/heads)
+	if kvHeads <= 0 || heads%kvHeads != 0 || headDim <= 0 {
+		return nil, fmt.Errorf("llama: bad attention shape: %d heads, %d kv heads, head dim %d", heads, kvHeads, headDim)
+	}
+	m.attn = model.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Scale: model.DefaultScale(headDim)}
+	m.eps = float32(w.Float("attention.layer_norm_rms_epsilon", 1e-5))
+
+	rc := ops.RopeConfig{
+		HeadDim: headDim,
+		Dims:    w.Uint("rope.dimension_count", headDim),
+		Base:    w.Float("rope.freq_base", 10000),
+		Neox:    arch == "qwen3",
+	}
+	if err := model.RopeScaling(w, &rc); err != nil {
+		return nil, err
+	}
+	if m.rope, err = ops.NewRope(rc); err != nil {
+		return nil, fmt.Errorf("llama: %w", err)
+	}
+
+	embdT := f.Tensor("token_embd.weight")
+	if embdT == nil || len(embdT.Dims) != 2 || embdT.Dims[0] != int64(m.hidden) {
+		return nil, fmt.Errorf("llama: missing or misshapen token_embd.weight")
+	}
+	vocab := int(embdT.Dims[1])
+	tok, err := w.Linear("token_embd.weight", m.hidden, vocab)
+	if err != nil {
+		return nil, err
+	}
+	m.embd = tok.M
+	if w.Has("output.weight") {
+		if m.out, err = w.Linear("output.weight", m.hidden, vocab); err != nil {
+			return nil, err
+		}
+	} else {
+		m.out = tok // tied head
+	}
+	if m.outNorm, err = w.Vector("output_norm.weight", m.hidden); err != nil {
+		return nil, err
+	}
+	qDim, kvDim := heads*headDim, kvHeads*headDim
+	m.layers = make([]layer, nLayers)
+	for i := range m.layers {
+		l := &m.layers[i]
+		p := fmt.Sprintf("blk.%d.", i)
+		vec := func(name string, n int) []float32 {
+			if err != nil {
+				return nil
+			}
+			var v []float32
+			v, err = w.Vector(p+name, n)
+			return v
+		}
+		lin := func(name string, in, out int) *model.Linear {
+			if err != nil {
+				return nil
+			}
+			var v *model.Linear
+			v, err = w.Linear(p+name, in, out)
+			return v
+		}
+		l.attnNorm = vec("attn_norm.weight", m.hidden)
+		l.ffnNorm = vec("ffn_norm.weight", m.hidden)
+		if arch == "qwen3" {
+			l.qNorm = vec("attn_q_norm.weight", headDim)
+			l.kNorm = vec("attn_k_norm.weight", headDim)
+		}
+		l.q = lin("attn_q.weight", m.hidden, qDim)
+		l.k = lin("attn_k.weight", m.hidden, kvDim)
+		l.v = lin("attn_v.weight", m.hidden, kvDim)
+		l.o = lin("attn_output.weight", qDim, m.hidden)
+		l.gate = lin("ffn_gate.weight", m.hidden, m.ffn)
+		l.up = lin("ffn_up.weight", m.hidden, m.ffn)
+		l.down = lin("ffn_down.weight", m.ffn, m.hidden)
+		if err != nil {
+			return nil, err
+		}
+	}
+	m.info = model.Info{
+		Arch:       arch,
+		Vocab:      vocab,
+		Hidden:     m.hidden,
+		Layers:     nLayers,
+		ContextLen: w.Uint("context_length", 2048),
+	}
+	w.Summary(&m.info)
+	return m, nil
+}
+
+// Info implements model.Model.
+func (m *Model) Info() *model.Info { return &m.info }
+
+// Close implements model.Model.
+func (m *Model) Close() error {
+	if m.ownPool {
+		m.pool.Close()
+	}
+	return m.file.Close()
+}
+
+type state struct {
+	pos, cap int
+	kv       []model.KV
+	kvDim    int
+}
+
+func (s *state) Pos() int   { return s.pos }
+func (s *state) Cap() int   { return s.cap }
+func (s *state) Reset()     { s.pos = 0 }
+func (s *state) Bytes() map[string]int64 {
+	return map[string]int64{"kv": int64(len(s.kv)) * 2 * int64(s.cap*s.kvDim) * 4}
+}
+
+// NewState implements model.Model.
+func (m *Model) NewState(ctx int) (model.State, error) {
+	if ctx <= 0 {
+		return nil, fmt.Errorf("llama: context size %d", ctx)
+	}
+	kvDim := m.attn.KVHeads * m.attn.HeadDim
+	return &state{cap: ctx, kvDim: kvDim, kv: model.NewKV(len(m.layers), ctx, kvDim)}, nil
+}

@@ -1,0 +1,152 @@
+// Package model loads language models from GGUF files into registered
+// architectures and runs their forward pass over batches of tokens.
+//
+// An architecture package (model/llama, model/qwen35, ...) registers a
+// constructor under the GGUF `general.architecture` names it serves; Load
+// opens a file, reads its architecture and hands it to that constructor.
+// Weights stay in the file's memory map: the kernels compute on the packed
+// blocks directly.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"trit/gguf"
+	"trit/kernels"
+)
+
+// Model is a loaded language model.
+type Model interface {
+	// Info describes the model: architecture, sizes, memory.
+	Info() *Info
+	// NewState returns an empty sequence state (KV cache, recurrent state)
+	// able to hold ctx positions.
+	NewState(ctx int) (State, error)
+	// Forward runs a batch of steps: each appends its tokens to its state
+	// and writes the logits the step asks for. The steps must use distinct
+	// states. Tokens of all steps go through the matrix kernels together,
+	// which is how prompt prefill and batched decoding reach matmul speed.
+	Forward(steps []Step) error
+	// Close releases the model's resources, including the file mapping.
+	Close() error
+}
+
+// Step is the work for one sequence in a Forward call.
+type Step struct {
+	State  State
+	Tokens []int
+	// Logits receives n_vocab floats for the last token, or for every token
+	// when All is set (len(Tokens)×n_vocab). Nil asks for no logits.
+	Logits []float32
+	All    bool
+}
+
+// State is the per-sequence memory of a model: its position and caches.
+type State interface {
+	// Pos is the number of tokens the state holds.
+	Pos() int
+	// Cap is the number of positions the state can hold.
+	Cap() int
+	// Reset empties the state for a new sequence.
+	Reset()
+	// Bytes reports the memory the state holds, by kind ("kv", "recurrent").
+	Bytes() map[string]int64
+}
+
+// Info describes a loaded model.
+type Info struct {
+	Arch        string
+	Name        string
+	Vocab       int // logits per token
+	Hidden      int
+	Layers      int
+	ContextLen  int   // the model's trained context
+	Params      int64 // parameters in the file's tensors
+	WeightBytes int64 // bytes of tensor data
+	// Types counts weight bytes per tensor format name.
+	Types map[string]int64
+	// Notes are facts about how the file was read (e.g. type-42 layout).
+	Notes []string
+}
+
+// Options control loading.
+type Options struct {
+	// Threads for the kernel pool; <= 0 means every available core.
+	Threads int
+	// Pool, if set, is used instead of a new pool (Threads is then ignored).
+	Pool *kernels.Pool
+	// Exact runs every matrix product on exactly dequantized weights with
+	// float activations: the slow reference path, for comparing a packed
+	// file with its float original.
+	Exact bool
+	// KVType is the element type of attention caches: "f32" or "f16" (default).
+	KVType string
+}
+
+// Loader builds a model of one architecture from an open GGUF file. On
+// success the model owns f; on error the caller closes it.
+type Loader func(f *gguf.File, opts Options) (Model, error)
+
+var (
+	mu      sync.RWMutex
+	loaders = map[string]Loader{}
+)
+
+// Register makes an architecture available under a GGUF architecture name.
+// It panics if the name is registered twice (a programming error).
+func Register(arch string, l Loader) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := loaders[arch]; dup {
+		panic("model: Register called twice for " + arch)
+	}
+	loaders[arch] = l
+}
+
+// Architectures lists the registered architecture names, sorted.
+func Architectures() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(loaders))
+	for n := range loaders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ErrUnknownArch is returned for a file whose architecture is not registered.
+var ErrUnknownArch = errors.New("model: unknown architecture")
+
+// Load opens a GGUF model file.
+func Load(path string, opts Options) (Model, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := FromFile(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// FromFile builds a model from an open GGUF file, which the model then owns.
+func FromFile(f *gguf.File, opts Options) (Model, error) {
+	arch, ok := f.String("general.architecture")
+	if !ok {
+		return nil, fmt.Errorf("model: file has no general.architecture key")
+	}
+	mu.RLock()
+	l := loaders[arch]
+	mu.RUnlock()
+	if l == nil {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownArch, arch, strings.Join(Architectures(), ", "))
+	}
+	return l(f, opts)
+}

@@ -1,0 +1,83 @@
+package model
+
+import (
+	"fmt"
+
+	"trit/gguf"
+	"trit/tokenizer"
+)
+
+// Tokenizer builds the tokenizer a GGUF file describes in its
+// `tokenizer.ggml.*` keys.
+func Tokenizer(f *gguf.File) (*tokenizer.Tokenizer, error) {
+	v := &tokenizer.Vocab{BOS: -1, EOS: -1, PAD: -1, UNK: -1}
+	var ok bool
+	if v.Model, ok = f.String("tokenizer.ggml.model"); !ok {
+		return nil, fmt.Errorf("model: file has no tokenizer (tokenizer.ggml.model missing)")
+	}
+	v.Pre, _ = f.String("tokenizer.ggml.pre")
+	if v.Tokens, ok = f.Strings("tokenizer.ggml.tokens"); !ok {
+		return nil, fmt.Errorf("model: file has no tokenizer.ggml.tokens")
+	}
+	if s, ok := f.Floats("tokenizer.ggml.scores"); ok {
+		v.Scores = make([]float32, len(s))
+		for i, x := range s {
+			v.Scores[i] = float32(x)
+		}
+	}
+	if t, ok := f.Ints("tokenizer.ggml.token_type"); ok {
+		v.Types = make([]int32, len(t))
+		for i, x := range t {
+			v.Types[i] = int32(x)
+		}
+	}
+	v.Merges, _ = f.Strings("tokenizer.ggml.merges")
+	id := func(key string) int {
+		if x, ok := f.Uint(key); ok && x < uint64(len(v.Tokens)) {
+			return int(x)
+		}
+		return -1
+	}
+	v.BOS = id("tokenizer.ggml.bos_token_id")
+	v.EOS = id("tokenizer.ggml.eos_token_id")
+	v.PAD = id("tokenizer.ggml.padding_token_id")
+	v.UNK = id("tokenizer.ggml.unknown_token_id")
+	switch v.Model {
+	case "llama":
+		v.AddBOS, v.AddSpacePrefix = true, true
+	case "gpt2":
+		v.AddBOS = false
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
+		v.AddBOS = b
+	}
+	if b, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
+		v.AddSpacePrefix = b
+	}
+	return tokenizer.New(v)
+}
+
+// EndOfGeneration lists the token ids that end a generation: the EOS and
+// EOT tokens the file names, and control tokens such as <|im_end|> and
+// <|endoftext|> that chat models emit at the end of a turn.
+func EndOfGeneration(f *gguf.File, tok *tokenizer.Tokenizer) []int {
+	seen := map[int]bool{}
+	var ids []int
+	add := func(i int) {
+		if i >= 0 && !seen[i] {
+			seen[i] = true
+			ids = append(ids, i)
+		}
+	}
+	for _, k := range []string{"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"} {
+		if x, ok := f.Uint(k); ok && x < 1<<31 {
+			add(int(x))
+		}
+	}
+	for _, s := range []string{"<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>"} {
+		if i, ok := tok.TokenID(s); ok {
+			add(i)
+		}
+	}
+	return ids
+}
