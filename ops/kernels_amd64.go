@@ -94,9 +94,12 @@ func dotAVX2Tail(a, b []float32) float32 {
 }
 
 func dotAVX512Tail(a, b []float32) float32 {
-	n := len(a) &^ 15
+	n := len(a) &^ 7
 	s := dotAVX512(a[:n], b[:n])
-	return s + dotAVX2Tail(a[n:], b[n:])
+	for i := n; i < len(a); i++ {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 func axpyAVX2Tail(dst []float32, alpha float32, x []float32) {
@@ -106,9 +109,9 @@ func axpyAVX2Tail(dst []float32, alpha float32, x []float32) {
 }
 
 func axpyAVX512Tail(dst []float32, alpha float32, x []float32) {
-	n := len(dst) &^ 15
+	n := len(dst) &^ 7
 	axpyAVX512(dst[:n], alpha, x[:n])
-	axpyAVX2Tail(dst[n:], alpha, x[n:])
+	axpyGeneric(dst[n:], alpha, x[n:])
 }
 
 func scaleAVX2Tail(x []float32, s float32) {

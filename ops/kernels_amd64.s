@@ -58,7 +58,7 @@ reduce:
 	RET
 
 // func dotAVX512(a, b []float32) float32
-// len(a) == len(b), a multiple of 16.
+// len(a) == len(b), a multiple of 8.
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
@@ -86,7 +86,7 @@ loop64:
 
 loop16:
 	CMPQ        CX, $16
-	JB          reduce
+	JB          reduce512
 	VMOVUPS     (SI), Z4
 	VFMADD231PS (DI), Z4, Z0
 	ADDQ        $64, SI
@@ -94,20 +94,28 @@ loop16:
 	SUBQ        $16, CX
 	JMP         loop16
 
-reduce:
+reduce512:
+	// Fold to 256 bits before any VEX instruction touches Y0, since VEX
+	// encodings clear the upper half of Z0.
 	VADDPS        Z1, Z0, Z0
 	VADDPS        Z3, Z2, Z2
 	VADDPS        Z2, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS        Y1, Y0, Y0
-	VEXTRACTF128  $1, Y0, X1
-	VADDPS        X1, X0, X0
-	VMOVHLPS      X0, X0, X1
-	VADDPS        X1, X0, X0
-	VMOVSHDUP     X0, X1
-	VADDSS        X1, X0, X0
+	CMPQ          CX, $8
+	JB            reduce
+	VMOVUPS       (SI), Y4
+	VFMADD231PS   (DI), Y4, Y0
+
+reduce:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
 	VZEROUPPER
-	MOVSS         X0, ret+48(FP)
+	MOVSS        X0, ret+48(FP)
 	RET
 
 // func axpyAVX2(dst []float32, alpha float32, x []float32)
@@ -154,7 +162,7 @@ done:
 	RET
 
 // func axpyAVX512(dst []float32, alpha float32, x []float32)
-// len(dst) == len(x), a multiple of 16.
+// len(dst) == len(x), a multiple of 8.
 TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -183,7 +191,7 @@ loop64:
 
 loop16:
 	CMPQ        CX, $16
-	JB          done
+	JB          tail8
 	VMOVUPS     (SI), Z1
 	VFMADD213PS (DI), Z0, Z1
 	VMOVUPS     Z1, (DI)
@@ -191,6 +199,13 @@ loop16:
 	ADDQ        $64, DI
 	SUBQ        $16, CX
 	JMP         loop16
+
+tail8:
+	CMPQ        CX, $8
+	JB          done
+	VMOVUPS     (SI), Y1
+	VFMADD213PS (DI), Y0, Y1
+	VMOVUPS     Y1, (DI)
 
 done:
 	VZEROUPPER

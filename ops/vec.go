@@ -82,23 +82,23 @@ var active = kernelSets[0]
 // latency of one dependent addition chain.
 func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s [8]float32
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
 	for ; i+8 <= len(a); i += 8 {
 		x, y := a[i:i+8:i+8], b[i:i+8:i+8]
-		s[0] += x[0] * y[0]
-		s[1] += x[1] * y[1]
-		s[2] += x[2] * y[2]
-		s[3] += x[3] * y[3]
-		s[4] += x[4] * y[4]
-		s[5] += x[5] * y[5]
-		s[6] += x[6] * y[6]
-		s[7] += x[7] * y[7]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
 	}
 	for ; i < len(a); i++ {
-		s[0] += a[i] * b[i]
+		s0 += a[i] * b[i]
 	}
-	return ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+	return ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
 }
 
 func axpyGeneric(dst []float32, alpha float32, x []float32) {
