@@ -42,4 +42,3 @@ func ComputeLogits(m Model, ids []int, mode string) (*LogitsDump, error) {
 	}
 	return d, nil
 }
-

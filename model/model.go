@@ -55,6 +55,9 @@ type State interface {
 	Reset()
 	// Bytes reports the memory the state holds, by kind ("kv", "recurrent").
 	Bytes() map[string]int64
+	// Clone returns an independent copy (snapshot) of the state: restoring
+	// is using the copy. Prefix caching and speculative decoding need it.
+	Clone() State
 }
 
 // Info describes a loaded model.

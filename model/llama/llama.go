@@ -7,6 +7,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"trit/gguf"
 	"trit/kernels"
@@ -192,11 +193,20 @@ type state struct {
 	kvDim    int
 }
 
-func (s *state) Pos() int   { return s.pos }
-func (s *state) Cap() int   { return s.cap }
-func (s *state) Reset()     { s.pos = 0 }
+func (s *state) Pos() int { return s.pos }
+func (s *state) Cap() int { return s.cap }
+func (s *state) Reset()   { s.pos = 0 }
 func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": int64(len(s.kv)) * 2 * int64(s.cap*s.kvDim) * 4}
+}
+
+func (s *state) Clone() model.State {
+	c := *s
+	c.kv = make([]model.KV, len(s.kv))
+	for i, kv := range s.kv {
+		c.kv[i] = model.KV{K: slices.Clone(kv.K), V: slices.Clone(kv.V)}
+	}
+	return &c
 }
 
 // NewState implements model.Model.
