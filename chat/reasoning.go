@@ -40,9 +40,11 @@ const (
 )
 
 // A ReasoningParser splits streamed model output into reasoning and content
-// deltas. It gives the same text as SplitReasoning on the whole output, but
-// incrementally: it holds back a possible partial tag and whitespace that
-// may turn out to be the trimmed end of the reasoning.
+// deltas, trimmed as SplitReasoning trims them. It works incrementally: it
+// holds back only a possible partial tag and whitespace that may turn out to
+// be the trimmed end of the reasoning. Unlike SplitReasoning it cannot look
+// ahead for a closing tag, so a reply that does not open with <think> is
+// content throughout unless StartInReasoning is set.
 //
 // The zero value expects the reply to open its own <think> block (Qwen3).
 // Set StartInReasoning before the first Write when the prompt already opened

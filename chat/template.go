@@ -52,7 +52,8 @@ type FunctionCall struct {
 // Tool is one tool definition in the OpenAI form, for example
 // {"type":"function","function":{"name":…,"description":…,"parameters":…}}.
 // It is kept as raw JSON so that the template's tojson reproduces the
-// caller's key order, as Python does.
+// caller's key order, as Python does. One difference from Python remains: a
+// float with an integral value (1.0) comes out of tojson as 1.
 type Tool = json.RawMessage
 
 // Options are the template variables besides the messages.
