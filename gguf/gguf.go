@@ -17,7 +17,6 @@
 package gguf
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -136,25 +135,32 @@ func (t *Tensor) Data() ([]byte, error) {
 		return f.mapped[start : start+t.Size : start+t.Size], nil
 	}
 	buf := make([]byte, t.Size)
-	if _, err := f.r.ReadAt(buf, start); err != nil {
-		if err == io.EOF {
-			err = ErrTruncated
-		}
-		return nil, &TensorError{Name: t.Name, Err: err}
+	n, err := f.r.ReadAt(buf, start)
+	if n == len(buf) {
+		return buf, nil // a ReaderAt may report io.EOF along with the last byte
 	}
-	return buf, nil
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = ErrTruncated
+	}
+	return nil, &TensorError{Name: t.Name, Err: err}
 }
 
 // Section returns a reader over the bytes of t, for streaming large tensors
-// without holding them in memory.
+// without holding them in memory. Like the slices from Data it must not be
+// used after Close.
 func (t *Tensor) Section() *io.SectionReader {
 	f := t.file
-	r := f.r
-	if f.mapped != nil {
-		r = bytes.NewReader(f.mapped)
+	var r io.ReaderAt = closedReader{}
+	if !f.closed {
+		r = f.r
 	}
 	return io.NewSectionReader(r, f.DataOffset+t.Offset, t.Size)
 }
+
+// closedReader stands in for the data of a closed file.
+type closedReader struct{}
+
+func (closedReader) ReadAt([]byte, int64) (int, error) { return 0, ErrClosed }
 
 // Close releases the memory mapping or file behind f. Slices returned by
 // Tensor.Data of a mapped file must not be used afterwards.

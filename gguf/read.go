@@ -1,7 +1,6 @@
 package gguf
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -26,13 +25,19 @@ func NewReader(r io.ReaderAt, size int64) (*File, error) {
 }
 
 // decoder reads little-endian values, counting how many bytes remain so
-// that every length can be checked before it is trusted.
+// that every length can be checked before it is trusted. It reads through
+// its own buffer, or straight from mem when the whole file is in memory.
 type decoder struct {
-	r    *bufio.Reader
-	pos  int64
-	size int64
-	buf  [8]byte
+	r     io.ReaderAt
+	mem   []byte // the whole file, when mapped
+	size  int64
+	pos   int64  // offset of the next byte to decode
+	buf   []byte // bytes of the file from offset start
+	start int64
 }
+
+// chunk is how much the decoder reads from an io.ReaderAt at a time.
+const chunk = 64 << 10
 
 func (d *decoder) remaining() int64 { return d.size - d.pos }
 
@@ -44,38 +49,70 @@ func (d *decoder) need(n int64) error {
 	return nil
 }
 
-func (d *decoder) full(p []byte) error {
-	if err := d.need(int64(len(p))); err != nil {
-		return err
+// take consumes the next n bytes and returns them; the slice is valid
+// until the next call.
+func (d *decoder) take(n int) ([]byte, error) {
+	if err := d.need(int64(n)); err != nil {
+		return nil, err
 	}
-	if _, err := io.ReadFull(d.r, p); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return fmt.Errorf("%w: read failed at offset %d", ErrTruncated, d.pos)
+	if d.mem != nil {
+		p := d.mem[d.pos : d.pos+int64(n)]
+		d.pos += int64(n)
+		return p, nil
+	}
+	off := d.pos - d.start
+	if off+int64(n) > int64(len(d.buf)) {
+		// Refill from pos. n fits in what remains, so the buffer never
+		// grows past the file.
+		want := min(max(int64(n), chunk), d.remaining())
+		if int64(cap(d.buf)) < want {
+			d.buf = make([]byte, want)
 		}
-		return err
+		d.buf = d.buf[:want]
+		got, err := d.r.ReadAt(d.buf, d.pos)
+		if got < n {
+			if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+				err = fmt.Errorf("%w: read failed at offset %d", ErrTruncated, d.pos)
+			}
+			d.buf = d.buf[:0]
+			return nil, err
+		}
+		d.buf, d.start, off = d.buf[:got], d.pos, 0
 	}
-	d.pos += int64(len(p))
-	return nil
+	d.pos += int64(n)
+	return d.buf[off : off+int64(n)], nil
 }
 
 func (d *decoder) u8() (uint8, error) {
-	err := d.full(d.buf[:1])
-	return d.buf[0], err
+	p, err := d.take(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
 }
 
 func (d *decoder) u16() (uint16, error) {
-	err := d.full(d.buf[:2])
-	return binary.LittleEndian.Uint16(d.buf[:]), err
+	p, err := d.take(2)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint16(p), nil
 }
 
 func (d *decoder) u32() (uint32, error) {
-	err := d.full(d.buf[:4])
-	return binary.LittleEndian.Uint32(d.buf[:]), err
+	p, err := d.take(4)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(p), nil
 }
 
 func (d *decoder) u64() (uint64, error) {
-	err := d.full(d.buf[:8])
-	return binary.LittleEndian.Uint64(d.buf[:]), err
+	p, err := d.take(8)
+	if err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(p), nil
 }
 
 // count reads a uint64 count of items of at least min bytes each and
@@ -94,40 +131,18 @@ func (d *decoder) count(min int64, what string) (int, error) {
 	return int(n), nil
 }
 
-// strInto appends a string to b, which lets callers batch many strings
-// into one allocation.
-func (d *decoder) strInto(b *strings.Builder) error {
+// strBytes reads a string and returns its bytes, valid until the next read.
+func (d *decoder) strBytes() ([]byte, error) {
 	n, err := d.count(1, "string length")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for n > 0 {
-		// Peek hands out bufio's own buffer: no copy on the way to b.
-		p, err := d.r.Peek(min(n, d.r.Size()))
-		if len(p) == 0 {
-			if err == io.EOF {
-				err = fmt.Errorf("%w: read failed at offset %d", ErrTruncated, d.pos)
-			}
-			return err
-		}
-		b.Write(p)
-		d.r.Discard(len(p))
-		d.pos += int64(len(p))
-		n -= len(p)
-	}
-	return nil
+	return d.take(n)
 }
 
 func (d *decoder) str() (string, error) {
-	n, err := d.count(1, "string length")
-	if err != nil {
-		return "", err
-	}
-	p := make([]byte, n)
-	if err := d.full(p); err != nil {
-		return "", err
-	}
-	return string(p), nil
+	p, err := d.strBytes()
+	return string(p), err
 }
 
 func (d *decoder) valueType() (ValueType, error) {
@@ -194,12 +209,11 @@ func (d *decoder) value(t ValueType, depth int) (Value, error) {
 // fixed reads n elements of size bytes each (already checked to fit) and
 // stores element i with put.
 func (d *decoder) fixed(n, size int, put func(i int, b []byte)) error {
-	var chunk [4096]byte
-	per := len(chunk) / size
+	per := chunk / size
 	for i := 0; i < n; i += per {
 		k := min(per, n-i)
-		p := chunk[:k*size]
-		if err := d.full(p); err != nil {
+		p, err := d.take(k * size)
+		if err != nil {
 			return err
 		}
 		for j := range k {
@@ -229,9 +243,11 @@ func (d *decoder) array(depth int) (Value, error) {
 		var b strings.Builder
 		ends := make([]int, n)
 		for i := range n {
-			if err := d.strInto(&b); err != nil {
+			p, err := d.strBytes()
+			if err != nil {
 				return Value{}, err
 			}
+			b.Write(p)
 			ends[i] = b.Len()
 		}
 		all := b.String()
@@ -252,7 +268,7 @@ func (d *decoder) array(depth int) (Value, error) {
 		return Array(s), nil
 	case TypeUint8:
 		s := make([]uint8, n)
-		return Array(s), d.full(s)
+		return Array(s), d.fixed(n, 1, func(i int, b []byte) { s[i] = b[0] })
 	case TypeInt8:
 		s := make([]int8, n)
 		return Array(s), d.fixed(n, 1, func(i int, b []byte) { s[i] = int8(b[0]) })
@@ -289,13 +305,13 @@ func (d *decoder) array(depth int) (Value, error) {
 // parse reads the header, metadata and tensor infos and validates the
 // tensor layout.
 func (f *File) parse() error {
-	d := &decoder{r: bufio.NewReaderSize(io.NewSectionReader(f.r, 0, f.Size), 64<<10), size: f.Size}
-	var magic [4]byte
-	if err := d.full(magic[:]); err != nil {
+	d := &decoder{r: f.r, mem: f.mapped, size: f.Size}
+	magic, err := d.take(len(Magic))
+	if err != nil {
 		return err
 	}
-	if string(magic[:]) != Magic {
-		return fmt.Errorf("%w: %q", ErrBadMagic, magic[:])
+	if string(magic) != Magic {
+		return fmt.Errorf("%w: %q", ErrBadMagic, magic)
 	}
 	v, err := d.u32()
 	if err != nil {

@@ -169,6 +169,9 @@ func TestClose(t *testing.T) {
 	if _, err := f.Tensors[0].Data(); !errors.Is(err, ErrClosed) {
 		t.Errorf("Data after Close: %v", err)
 	}
+	if _, err := io.ReadAll(f.Tensors[0].Section()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Section after Close: %v", err)
+	}
 }
 
 // minimal returns a valid file with one F32 tensor of n elements, built by
@@ -332,5 +335,45 @@ func TestHostileAllocation(t *testing.T) {
 	})
 	if allocs > 20 {
 		t.Errorf("%v allocations for a %d-byte file", allocs, len(data))
+	}
+}
+
+// eofReader reports io.EOF along with the last bytes, as io.ReaderAt
+// allows, or returns fewer bytes than asked when short is set.
+type eofReader struct {
+	b     []byte
+	short bool
+}
+
+func (r eofReader) ReadAt(p []byte, off int64) (int, error) {
+	n := copy(p, r.b[off:])
+	if r.short && n > 0 && off > 64 {
+		n--
+	}
+	if off+int64(n) >= int64(len(r.b)) {
+		return n, io.EOF
+	}
+	if n < len(p) {
+		return n, io.ErrUnexpectedEOF
+	}
+	return n, nil
+}
+
+func TestReaderAtEOF(t *testing.T) {
+	b := minimal(8)
+	f, err := NewReader(eofReader{b: b}, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := f.Tensors[0].Data(); err != nil || len(d) != 32 {
+		t.Errorf("Data: %d bytes, %v", len(d), err)
+	}
+	f.r = eofReader{b: b, short: true}
+	if _, err := f.Tensors[0].Data(); !errors.Is(err, ErrTruncated) {
+		t.Errorf("short read: %v", err)
+	}
+	// A reader shorter than the size it was given.
+	if _, err := NewReader(bytes.NewReader(b[:40]), int64(len(b))); !errors.Is(err, ErrTruncated) {
+		t.Errorf("short reader: %v", err)
 	}
 }
