@@ -90,8 +90,10 @@ type TemplateError struct {
 	Err error
 }
 
+// Error returns "chat: <op> template: <engine message>".
 func (e *TemplateError) Error() string { return "chat: " + e.Op + " template: " + e.Err.Error() }
 
+// Unwrap returns the engine's error.
 func (e *TemplateError) Unwrap() error { return e.Err }
 
 // chatMLSource is the fallback template: plain ChatML as Qwen models use it,
@@ -121,6 +123,10 @@ var chatML = func() *Template {
 func ChatML() *Template { return chatML }
 
 // NewTemplate compiles a Jinja chat template. An empty src gives ChatML.
+//
+// Engine panics on odd templates are returned as errors, but a template is
+// still code: one that loops or builds huge strings makes Render slow or
+// large. Templates come from the model file the user chose to run.
 func NewTemplate(src string) (*Template, error) {
 	if src == "" {
 		return chatML, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -289,6 +290,9 @@ func TestVariables(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tmpl.Source() != tt.src {
+				t.Errorf("Source() = %q, want %q", tmpl.Source(), tt.src)
+			}
 			got, err := tmpl.Render(tt.msgs, tt.opts)
 			if err != nil {
 				t.Fatal(err)
@@ -303,7 +307,8 @@ func TestVariables(t *testing.T) {
 func TestTemplateErrors(t *testing.T) {
 	if _, err := NewTemplate("{% if %}"); err == nil {
 		t.Error("NewTemplate accepted a broken template")
-	} else if te := (*TemplateError)(nil); !errors.As(err, &te) || te.Op != "compile" {
+	} else if te := (*TemplateError)(nil); !errors.As(err, &te) || te.Op != "compile" ||
+		!strings.HasPrefix(err.Error(), "chat: compile template: ") {
 		t.Errorf("compile error %v is not a compile TemplateError", err)
 	}
 

@@ -50,9 +50,9 @@ type Params struct {
 	Seed uint64
 }
 
-// DefaultParams returns the settings Qwen3 recommends for thinking mode and
-// llama.cpp ships as its penalty window: temperature 0.7, top-k 20,
-// top-p 0.95, no min-p, no penalties (window 64), seed 0.
+// DefaultParams returns the usual settings for Qwen3-family chat:
+// temperature 0.7, top-k 20, top-p 0.95, no min-p, penalties off (with
+// llama.cpp's window of 64 ready for them), seed 0.
 func DefaultParams() Params {
 	return Params{
 		Temperature:   0.7,
