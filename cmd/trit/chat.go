@@ -131,6 +131,12 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 			st.Reset()
 			cached = nil
 		}
+		show := func(reasoning, content string) {
+			if reasoning != "" {
+				fmt.Fprint(stdout, "\x1b[2m"+reasoning+"\x1b[0m") // dim: thinking
+			}
+			fmt.Fprint(stdout, content)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
@@ -140,15 +146,12 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 			case <-done:
 			}
 		}()
-		rp := chat.NewReasoningParser(strings.HasSuffix(prompt, "<think>\n"))
+		rp := &chat.ReasoningParser{StartInReasoning: strings.HasSuffix(prompt, "<think>\n")}
 		res, err := l.eng.Generate(ctx, st, fresh, engine.Params{MaxTokens: n, Sample: sf.params()}, func(s string) error {
-			r, c := rp.Add(s)
-			if r != "" {
-				fmt.Fprint(stdout, "\x1b[2m"+r+"\x1b[0m")
-			}
-			fmt.Fprint(stdout, c)
+			show(rp.Write(s))
 			return nil
 		})
+		show(rp.Flush())
 		close(done)
 		cancel()
 		fmt.Fprintln(stdout)

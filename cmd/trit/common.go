@@ -10,8 +10,8 @@ import (
 	"trit/engine"
 	"trit/gguf"
 	"trit/model"
-	_ "trit/model/llama" // register the llama-family architectures
 	"trit/model/demo"
+	_ "trit/model/llama" // register the llama-family architectures
 	"trit/sample"
 )
 
