@@ -80,11 +80,19 @@ func FuzzOpen(f *testing.F) {
 		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(16*len(data)+512<<10); got > limit {
 			t.Fatalf("parsing %d bytes allocated %d (limit %d)", len(data), got, limit)
 		}
+		// The mapped path decodes straight from memory; it must agree.
+		mapped := &File{Size: int64(len(data)), r: bytes.NewReader(data), mapped: data}
+		if merr := mapped.parse(); (merr == nil) != (err == nil) || (err != nil && merr.Error() != err.Error()) {
+			t.Fatalf("mapped parse: %v, reader parse: %v", merr, err)
+		}
 		if err != nil {
 			if file != nil {
 				t.Fatal("file and error both returned")
 			}
 			return
+		}
+		if len(mapped.KV) != len(file.KV) || len(mapped.Tensors) != len(file.Tensors) {
+			t.Fatal("mapped and reader parses differ")
 		}
 		for _, kv := range file.KV {
 			_ = kv.Value.String()

@@ -69,6 +69,7 @@ type TensorError struct {
 	Err  error  // what is wrong; wraps one of the package's sentinel errors
 }
 
+// Error formats the tensor name and the problem.
 func (e *TensorError) Error() string { return fmt.Sprintf("gguf: tensor %q: %v", e.Name, e.Err) }
 
 // Unwrap returns e.Err.

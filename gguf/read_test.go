@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -375,5 +376,31 @@ func TestReaderAtEOF(t *testing.T) {
 	// A reader shorter than the size it was given.
 	if _, err := NewReader(bytes.NewReader(b[:40]), int64(len(b))); !errors.Is(err, ErrTruncated) {
 		t.Errorf("short reader: %v", err)
+	}
+}
+
+// TestOpenLarge maps a sparse 4 GiB file: Open must read only the header.
+func TestOpenLarge(t *testing.T) {
+	if strconv.IntSize < 64 {
+		t.Skip("needs a 64-bit address space")
+	}
+	const n = 1 << 30 // F32 elements: 4 GiB of data
+	var r raw
+	r.header(3, 1, 0).tensor("big", 0, 0, n).pad(32)
+	path := filepath.Join(t.TempDir(), "big.gguf")
+	if err := os.WriteFile(path, r.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, int64(r.Len())+4*n); err != nil {
+		t.Skipf("cannot make a sparse file: %v", err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.Tensor("big").Data()
+	if err != nil || len(d) != 4*n || d[len(d)-1] != 0 {
+		t.Fatalf("Data: %d bytes, %v", len(d), err)
 	}
 }

@@ -34,6 +34,7 @@ var typeNames = [...]string{
 	TypeFloat64: "float64",
 }
 
+// String returns the type's name, e.g. "uint32".
 func (t ValueType) String() string {
 	if int(t) < len(typeNames) {
 		return typeNames[t]
