@@ -2,6 +2,10 @@ package ops
 
 import "math"
 
+// The exponentials of Softmax, Sigmoid, SiLU and SwiGLU use a fast float32
+// exp accurate to about one ulp (the kind ggml's vector code uses too), so
+// results are within a few ulp of the exactly rounded functions.
+
 // Softmax replaces x with softmax(x) in place: exp(x[i] - max) / Σ exp(x[j] - max).
 // Subtracting the maximum keeps every exponent ≤ 0, so nothing overflows;
 // −Inf entries (masked positions) become exactly 0. The sum is accumulated
@@ -15,16 +19,8 @@ func Softmax(x []float32) {
 	for _, v := range x[1:] {
 		m = max(m, v)
 	}
-	var sum float64
-	for i, v := range x {
-		e := float32(math.Exp(float64(v - m)))
-		x[i] = e
-		sum += float64(e)
-	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
+	sum := active.expSubSum(x, m)
+	Scale(x, float32(1/sum))
 }
 
 // Sigmoid sets dst[i] = 1 / (1 + exp(-x[i])). dst may alias x. It panics if
@@ -33,9 +29,7 @@ func Sigmoid(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic("ops: Sigmoid: dst and x lengths differ")
 	}
-	for i, v := range x {
-		dst[i] = sigmoid(v)
-	}
+	active.sigmoid(dst, x)
 }
 
 // SiLU sets dst[i] = x[i] · sigmoid(x[i]) (also called swish). dst may
@@ -44,9 +38,7 @@ func SiLU(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic("ops: SiLU: dst and x lengths differ")
 	}
-	for i, v := range x {
-		dst[i] = silu(v)
-	}
+	active.silu(dst, x)
 }
 
 // SwiGLU sets dst[i] = silu(gate[i]) · up[i], the gated activation of the
@@ -56,16 +48,14 @@ func SwiGLU(dst, gate, up []float32) {
 	if len(gate) != len(dst) || len(up) != len(dst) {
 		panic("ops: SwiGLU: dst, gate and up lengths differ")
 	}
-	up = up[:len(dst)]
-	for i, g := range gate[:len(dst)] {
-		dst[i] = silu(g) * up[i]
-	}
+	active.swiglu(dst, gate, up)
 }
 
 // Softplus sets dst[i] = log(1 + exp(x[i])), with ggml's shortcut
 // softplus(x) = x for x > 20, where the two agree in float32 and exp(x)
-// would otherwise grow towards overflow. dst may alias x. It panics if
-// len(dst) != len(x).
+// would otherwise grow towards overflow. It is evaluated in float64 and
+// rounded once: it serves per-head gates, not whole rows. dst may alias x.
+// It panics if len(dst) != len(x).
 func Softplus(dst, x []float32) {
 	if len(dst) != len(x) {
 		panic("ops: Softplus: dst and x lengths differ")
@@ -79,12 +69,33 @@ func Softplus(dst, x []float32) {
 	}
 }
 
-// sigmoid is evaluated in float64 and rounded once, so it is correctly
-// rounded for all practical purposes and saturates cleanly to 0 and 1.
-func sigmoid(x float32) float32 {
-	return float32(1 / (1 + math.Exp(-float64(x))))
+func expSubSumGeneric(x []float32, m float32) float64 {
+	var sum float64
+	for i, v := range x {
+		e := expf(v - m)
+		x[i] = e
+		sum += float64(e)
+	}
+	return sum
 }
 
-func silu(x float32) float32 {
-	return float32(float64(x) / (1 + math.Exp(-float64(x))))
+func sigmoidGeneric(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = 1 / (1 + expf(-v))
+	}
+}
+
+func siluGeneric(dst, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = v / (1 + expf(-v))
+	}
+}
+
+func swigluGeneric(dst, gate, up []float32) {
+	gate, up = gate[:len(dst)], up[:len(dst)]
+	for i, g := range gate {
+		dst[i] = g / (1 + expf(-g)) * up[i]
+	}
 }

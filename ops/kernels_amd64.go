@@ -39,6 +39,18 @@ func f16ToF32F16C(dst []float32, src []byte)
 //go:noescape
 func f32ToF16F16C(dst []byte, src []float32)
 
+//go:noescape
+func expSubSumAVX2(x []float32, m float32) float64
+
+//go:noescape
+func sigmoidAVX2(dst, x []float32)
+
+//go:noescape
+func siluAVX2(dst, x []float32)
+
+//go:noescape
+func swigluAVX2(dst, gate, up []float32)
+
 // hasAVX2 covers the AVX2 set: AVX2 with FMA and F16C, which every AVX2
 // CPU in practice has (Haswell, Zen and later).
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
@@ -54,6 +66,10 @@ var avx2Kernels = kernelSet{
 	fwhtStage: fwhtStageAVX2,
 	f16ToF32:  f16ToF32F16CTail,
 	f32ToF16:  f32ToF16F16CTail,
+	expSubSum: expSubSumAVX2Tail,
+	sigmoid:   sigmoidAVX2Tail,
+	silu:      siluAVX2Tail,
+	swiglu:    swigluAVX2Tail,
 }
 
 // avx512Kernels uses 512-bit vectors where they pay (the attention inner
@@ -142,4 +158,27 @@ func f32ToF16F16CTail(dst []byte, src []float32) {
 	n := len(src) &^ 7
 	f32ToF16F16C(dst[:2*n], src[:n])
 	f32ToF16Generic(dst[2*n:], src[n:])
+}
+
+func expSubSumAVX2Tail(x []float32, m float32) float64 {
+	n := len(x) &^ 7
+	return expSubSumAVX2(x[:n], m) + expSubSumGeneric(x[n:], m)
+}
+
+func sigmoidAVX2Tail(dst, x []float32) {
+	n := len(dst) &^ 7
+	sigmoidAVX2(dst[:n], x[:n])
+	sigmoidGeneric(dst[n:], x[n:])
+}
+
+func siluAVX2Tail(dst, x []float32) {
+	n := len(dst) &^ 7
+	siluAVX2(dst[:n], x[:n])
+	siluGeneric(dst[n:], x[n:])
+}
+
+func swigluAVX2Tail(dst, gate, up []float32) {
+	n := len(dst) &^ 7
+	swigluAVX2(dst[:n], gate[:n], up[:n])
+	swigluGeneric(dst[n:], gate[n:], up[n:])
 }

@@ -464,3 +464,178 @@ loop8:
 done:
 	VZEROUPPER
 	RET
+
+// Constants of the vector exponential (see expf.go), each as 8 float32
+// lanes so that AVX2 instructions can take them as memory operands.
+#define EXPCONST(off, bits) \
+	DATA expc<>+(off+0)(SB)/4, bits \
+	DATA expc<>+(off+4)(SB)/4, bits \
+	DATA expc<>+(off+8)(SB)/4, bits \
+	DATA expc<>+(off+12)(SB)/4, bits \
+	DATA expc<>+(off+16)(SB)/4, bits \
+	DATA expc<>+(off+20)(SB)/4, bits \
+	DATA expc<>+(off+24)(SB)/4, bits \
+	DATA expc<>+(off+28)(SB)/4, bits
+
+EXPCONST(0, $0x3fb8aa3b)   // log2(e)
+EXPCONST(32, $0x3f318000)  // ln2 high part
+EXPCONST(64, $0xb95e8083)  // ln2 low part
+EXPCONST(96, $0x39506967)  // p0
+EXPCONST(128, $0x3ab743ce) // p1
+EXPCONST(160, $0x3c088908) // p2
+EXPCONST(192, $0x3d2aa9c1) // p3
+EXPCONST(224, $0x3e2aaaaa) // p4
+EXPCONST(256, $0x3f000000) // p5
+EXPCONST(288, $0x42b0c0a5) // expHi
+EXPCONST(320, $0xc2aeac50) // expLo
+EXPCONST(352, $0x3f800000) // 1.0
+EXPCONST(384, $0x3f800000) // 127<<23, the exponent bias in place
+EXPCONST(416, $0x80000000) // sign bit
+EXPCONST(448, $0x7f800000) // +Inf
+GLOBL expc<>(SB), RODATA|NOPTR, $480
+
+// EXPY0 sets Y0 = e^Y0 lane by lane, as expf does; it clobbers Y1–Y6.
+// VMINPS returns its second Intel operand (here x) when either is NaN, so
+// NaN propagates; lanes above expHi (mask Y5) become +Inf and lanes below
+// expLo (mask Y6) are cleared.
+#define EXPY0 \
+	VMOVUPS      expc<>+288(SB), Y6 \
+	VCMPPS       $1, Y0, Y6, Y5 \
+	VMINPS       Y0, Y6, Y0 \
+	VMOVUPS      expc<>+320(SB), Y6 \
+	VCMPPS       $1, Y6, Y0, Y6 \
+	VMULPS       expc<>+0(SB), Y0, Y1 \
+	VROUNDPS     $0, Y1, Y1 \
+	VCVTPS2DQ    Y1, Y2 \
+	VMOVAPS      Y0, Y3 \
+	VFNMADD231PS expc<>+32(SB), Y1, Y3 \
+	VFNMADD231PS expc<>+64(SB), Y1, Y3 \
+	VMOVUPS      expc<>+96(SB), Y4 \
+	VFMADD213PS  expc<>+128(SB), Y3, Y4 \
+	VFMADD213PS  expc<>+160(SB), Y3, Y4 \
+	VFMADD213PS  expc<>+192(SB), Y3, Y4 \
+	VFMADD213PS  expc<>+224(SB), Y3, Y4 \
+	VFMADD213PS  expc<>+256(SB), Y3, Y4 \
+	VMULPS       Y3, Y3, Y1 \
+	VFMADD213PS  Y3, Y1, Y4 \
+	VADDPS       expc<>+352(SB), Y4, Y4 \
+	VPSLLD       $23, Y2, Y2 \
+	VPADDD       expc<>+384(SB), Y2, Y2 \
+	VMULPS       Y2, Y4, Y0 \
+	VANDNPS      Y0, Y6, Y0 \
+	VBLENDVPS    Y5, expc<>+448(SB), Y0, Y0
+
+// func expSubSumAVX2(x []float32, m float32) float64
+// Sets x[i] = e^(x[i]-m) and returns their sum, accumulated in float64;
+// len(x) a multiple of 8.
+TEXT ·expSubSumAVX2(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), DI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS m+24(FP), Y7
+	VXORPD       Y8, Y8, Y8
+	VXORPD       Y9, Y9, Y9
+
+loop:
+	CMPQ         CX, $8
+	JB           done
+	VMOVUPS      (DI), Y0
+	VSUBPS       Y7, Y0, Y0
+	EXPY0
+	VMOVUPS      Y0, (DI)
+	VCVTPS2PD    X0, Y1
+	VEXTRACTF128 $1, Y0, X2
+	VCVTPS2PD    X2, Y2
+	VADDPD       Y1, Y8, Y8
+	VADDPD       Y2, Y9, Y9
+	ADDQ         $32, DI
+	SUBQ         $8, CX
+	JMP          loop
+
+done:
+	VADDPD       Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPD       X9, X8, X8
+	VUNPCKHPD    X8, X8, X9
+	VADDSD       X9, X8, X8
+	VZEROUPPER
+	MOVSD        X8, ret+32(FP)
+	RET
+
+// func sigmoidAVX2(dst, x []float32)
+// dst[i] = 1/(1+e^-x[i]); equal lengths, a multiple of 8.
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VMOVUPS expc<>+352(SB), Y7
+
+loop:
+	CMPQ    CX, $8
+	JB      done
+	VMOVUPS (SI), Y0
+	VXORPS  expc<>+416(SB), Y0, Y0
+	EXPY0
+	VADDPS  Y7, Y0, Y0
+	VDIVPS  Y0, Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func siluAVX2(dst, x []float32)
+// dst[i] = x[i]/(1+e^-x[i]); equal lengths, a multiple of 8.
+TEXT ·siluAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+
+loop:
+	CMPQ    CX, $8
+	JB      done
+	VMOVUPS (SI), Y7
+	VXORPS  expc<>+416(SB), Y7, Y0
+	EXPY0
+	VADDPS  expc<>+352(SB), Y0, Y0
+	VDIVPS  Y0, Y7, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func swigluAVX2(dst, gate, up []float32)
+// dst[i] = gate[i]/(1+e^-gate[i]) · up[i]; equal lengths, a multiple of 8.
+TEXT ·swigluAVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ gate_base+24(FP), SI
+	MOVQ up_base+48(FP), DX
+
+loop:
+	CMPQ    CX, $8
+	JB      done
+	VMOVUPS (SI), Y7
+	VXORPS  expc<>+416(SB), Y7, Y0
+	EXPY0
+	VADDPS  expc<>+352(SB), Y0, Y0
+	VDIVPS  Y0, Y7, Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET

@@ -78,20 +78,24 @@ func ropeRef(cfg RopeConfig, x []float64, nHeads, pos int) {
 }
 
 func TestRopeMatchesReference(t *testing.T) {
-	configs := map[string]RopeConfig{
-		"llama2c normal":     {HeadDim: 8, Base: 10000},
-		"qwen3 neox":         {HeadDim: 128, Base: 1e6, Neox: true},
-		"qwen35 partial":     {HeadDim: 256, Dims: 64, Base: 1e7, Neox: true},
-		"partial normal":     {HeadDim: 64, Dims: 16, Base: 10000},
-		"linear":             {HeadDim: 64, Base: 10000, Neox: true, Scaling: RopeScalingLinear, Factor: 2},
-		"yarn test model":    {HeadDim: 64, Base: 1e6, Neox: true, Scaling: RopeScalingYaRN, Factor: 4, OrigCtx: 64},
-		"yarn bonsai 8B":     {HeadDim: 128, Base: 1e6, Neox: true, Scaling: RopeScalingYaRN, Factor: 4, OrigCtx: 16384},
-		"yarn partial attn":  {HeadDim: 256, Dims: 64, Base: 1e7, Neox: true, Scaling: RopeScalingYaRN, Factor: 8, OrigCtx: 4096, AttnFactor: 0.9},
-		"yarn normal, betas": {HeadDim: 32, Base: 500, Scaling: RopeScalingYaRN, Factor: 3, OrigCtx: 512, BetaFast: 16, BetaSlow: 2},
+	configs := []struct {
+		name string
+		cfg  RopeConfig
+	}{
+		{"llama2c normal", RopeConfig{HeadDim: 8, Base: 10000}},
+		{"qwen3 neox", RopeConfig{HeadDim: 128, Base: 1e6, Neox: true}},
+		{"qwen35 partial", RopeConfig{HeadDim: 256, Dims: 64, Base: 1e7, Neox: true}},
+		{"partial normal", RopeConfig{HeadDim: 64, Dims: 16, Base: 10000}},
+		{"linear", RopeConfig{HeadDim: 64, Base: 10000, Neox: true, Scaling: RopeScalingLinear, Factor: 2}},
+		{"yarn test model", RopeConfig{HeadDim: 64, Base: 1e6, Neox: true, Scaling: RopeScalingYaRN, Factor: 4, OrigCtx: 64}},
+		{"yarn bonsai 8B", RopeConfig{HeadDim: 128, Base: 1e6, Neox: true, Scaling: RopeScalingYaRN, Factor: 4, OrigCtx: 16384}},
+		{"yarn partial attn", RopeConfig{HeadDim: 256, Dims: 64, Base: 1e7, Neox: true, Scaling: RopeScalingYaRN, Factor: 8, OrigCtx: 4096, AttnFactor: 0.9}},
+		{"yarn normal betas", RopeConfig{HeadDim: 32, Base: 500, Scaling: RopeScalingYaRN, Factor: 3, OrigCtx: 512, BetaFast: 16, BetaSlow: 2}},
 	}
-	r := rand.New(rand.NewPCG(9, 10))
-	for name, cfg := range configs {
-		t.Run(name, func(t *testing.T) {
+	for i, c := range configs {
+		cfg := c.cfg
+		r := rand.New(rand.NewPCG(9, uint64(i)))
+		t.Run(c.name, func(t *testing.T) {
 			rope := mustRope(t, cfg)
 			const nHeads = 3
 			for _, pos := range []int{0, 1, 2, 7, 39, 100, 1000, 4095} {
@@ -103,8 +107,9 @@ func TestRopeMatchesReference(t *testing.T) {
 				ropeRef(cfg, want, nHeads, pos)
 				orig := append([]float32(nil), x...)
 				rope.Apply(x, nHeads, pos)
-				// float32 angles drift by about pos·1e-7 rad; the rest is rounding.
-				tol := 1e-6 + 2e-7*float64(pos)
+				// ggml's float32 angle recurrence drifts by up to a few
+				// pos·1e-7 rad; the rest is rounding.
+				tol := 1e-6 + 5e-7*float64(pos)
 				for i := range x {
 					if d := math.Abs(float64(x[i]) - want[i]); d > tol*(1+math.Abs(want[i])) {
 						t.Fatalf("pos %d: x[%d] = %v, want %v", pos, i, x[i], want[i])

@@ -58,6 +58,10 @@ type kernelSet struct {
 	fwhtStage func(x []float32, h int)
 	f16ToF32  func(dst []float32, src []byte)
 	f32ToF16  func(dst []byte, src []float32)
+	expSubSum func(x []float32, m float32) float64
+	sigmoid   func(dst, x []float32)
+	silu      func(dst, x []float32)
+	swiglu    func(dst, gate, up []float32)
 }
 
 // genericKernels is the pure-Go implementation, always available.
@@ -72,6 +76,10 @@ var genericKernels = kernelSet{
 	fwhtStage: fwhtStageGeneric,
 	f16ToF32:  f16ToF32Generic,
 	f32ToF16:  f32ToF16Generic,
+	expSubSum: expSubSumGeneric,
+	sigmoid:   sigmoidGeneric,
+	silu:      siluGeneric,
+	swiglu:    swigluGeneric,
 }
 
 // active is the implementation in use: the first of kernelSets, which the
