@@ -70,18 +70,14 @@ func hadamardScale(block int) float32 {
 	return float32(1 / math.Sqrt(float64(block)))
 }
 
-// scaleSigns sets x[i] *= signs[i]·scale (or x[i] *= scale with nil signs).
-// With signs of ±1 the product signs[i]·scale is exact, so this is one
-// rounding per element, as a separate sign pass and scale pass would be.
+// scaleSigns sets x[i] *= signs[i]·scale (or x[i] *= scale with nil
+// signs). With signs of ±1 the sign multiply is exact, so the two vector
+// passes round once per element, like the scalar product would.
 func scaleSigns(x, signs []float32, scale float32) {
-	if signs == nil {
-		Scale(x, scale)
-		return
+	if signs != nil {
+		Mul(x, x, signs)
 	}
-	signs = signs[:len(x)]
-	for i := range x {
-		x[i] *= signs[i] * scale
-	}
+	Scale(x, scale)
 }
 
 // fwht applies the unnormalised Walsh–Hadamard butterflies to x,
