@@ -110,7 +110,7 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 	}
 	res.PromptTime = time.Since(t0)
 	t1 := time.Now()
-	dec := e.Tok.NewDecoder()
+	dec := e.Tok.NewDecoderAfter(prompt[len(prompt)-1])
 	stop := sample.NewStopMatcher(p.Stop...)
 	var text []byte
 	out := func(s string) error {
@@ -122,6 +122,15 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 			return emit(s)
 		}
 		return nil
+	}
+	// finish releases the text held back for an incomplete character or a
+	// possible stop string.
+	finish := func() error {
+		rest, stopped := stop.Write(dec.Flush())
+		if err := out(rest); err != nil || stopped {
+			return err
+		}
+		return out(stop.Flush())
 	}
 	defer func() {
 		res.GenTime = time.Since(t1)
@@ -136,7 +145,7 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 		smp.Accept(id)
 		if !p.IgnoreEOG && slices.Contains(e.EOG, id) {
 			res.FinishReason = "stop"
-			return res, out(stop.Flush())
+			return res, finish()
 		}
 		res.Tokens = append(res.Tokens, id)
 		emitNow, matched := stop.Write(dec.Add(id))
@@ -149,11 +158,7 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 		}
 		if (p.MaxTokens > 0 && len(res.Tokens) >= p.MaxTokens) || st.Pos() >= st.Cap() {
 			res.FinishReason = "length"
-			rest, _ := stop.Write(dec.Flush())
-			if err := out(rest); err != nil {
-				return res, err
-			}
-			return res, out(stop.Flush())
+			return res, finish()
 		}
 		if err := e.Model.Forward([]model.Step{{State: st, Tokens: []int{id}, Logits: logits}}); err != nil {
 			return res, err
