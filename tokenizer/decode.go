@@ -12,6 +12,7 @@ import (
 // skipped. The result may contain invalid UTF-8 when ids split a character.
 func (t *Tokenizer) Decode(ids []int) string {
 	var sb strings.Builder
+	sb.Grow(4 * len(ids)) // a typical token is a few bytes
 	prev := -1
 	for _, id := range ids {
 		sb.WriteString(t.piece(prev, id))

@@ -1,10 +1,10 @@
 package tokenizer
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // The pre-tokenizer regexes of Hugging Face tokenizer.json files that map
@@ -35,7 +35,7 @@ type hfFile struct {
 		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 		ByteFallback            bool            `json:"byte_fallback"`
 		IgnoreMerges            bool            `json:"ignore_merges"`
-		Vocab                   map[string]int  `json:"vocab"`
+		Vocab                   json.RawMessage `json:"vocab"`
 		Merges                  json.RawMessage `json:"merges"`
 	} `json:"model"`
 }
@@ -105,15 +105,19 @@ func LoadHuggingFace(tokenizerJSON io.Reader) (*Vocab, error) {
 		return nil, fmt.Errorf("%w: decoder must be ByteLevel", ErrUnsupported)
 	}
 
+	vocab, err := parseHFVocab(m.Vocab)
+	if err != nil {
+		return nil, err
+	}
 	// Ids must be dense; bounding them by the number of entries keeps a
 	// hostile file from sizing the token table.
-	limit := len(m.Vocab) + len(f.AddedTokens)
+	limit := len(vocab) + len(f.AddedTokens)
 	n := 0
-	for s, id := range m.Vocab {
-		if id < 0 || id >= limit {
-			return nil, fmt.Errorf("%w: token %q has id %d", ErrFormat, s, id)
+	for _, e := range vocab {
+		if e.id >= limit {
+			return nil, fmt.Errorf("%w: token %q has id %d", ErrFormat, e.text, e.id)
 		}
-		n = max(n, id+1)
+		n = max(n, e.id+1)
 	}
 	for _, a := range f.AddedTokens {
 		if a.ID < 0 || a.ID >= limit {
@@ -123,12 +127,12 @@ func LoadHuggingFace(tokenizerJSON io.Reader) (*Vocab, error) {
 	}
 	v.Tokens = make([]string, n)
 	v.Types = make([]int32, n)
-	for s, id := range m.Vocab {
-		if v.Types[id] != 0 {
-			return nil, fmt.Errorf("%w: id %d used twice", ErrFormat, id)
+	for _, e := range vocab {
+		if v.Types[e.id] != 0 {
+			return nil, fmt.Errorf("%w: id %d used twice", ErrFormat, e.id)
 		}
-		v.Tokens[id] = s
-		v.Types[id] = TypeNormal
+		v.Tokens[e.id] = e.text
+		v.Types[e.id] = TypeNormal
 	}
 	for _, a := range f.AddedTokens {
 		if a.SingleWord || a.LStrip || a.RStrip {
@@ -146,13 +150,13 @@ func LoadHuggingFace(tokenizerJSON io.Reader) (*Vocab, error) {
 		}
 	}
 	if m.UnkToken != nil {
-		id, ok := m.Vocab[*m.UnkToken]
-		if !ok {
+		i := slices.IndexFunc(vocab, func(e hfVocab) bool { return e.text == *m.UnkToken })
+		if i < 0 {
 			return nil, fmt.Errorf("%w: unk_token %q not in vocabulary", ErrFormat, *m.UnkToken)
 		}
-		v.UNK = id
+		v.UNK = vocab[i].id
 	}
-	if v.Merges, err = hfMerges(m.Merges); err != nil {
+	if v.Merges, err = parseHFMerges(m.Merges); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -200,31 +204,4 @@ func hfPreTokenizer(c *hfComponent) (string, error) {
 		return PreQwen35, nil
 	}
 	return "", fmt.Errorf("%w: Split regex %q (known: the %s and %s regexes)", ErrPre, *split.Pattern.Regex, PreQwen2, PreQwen35)
-}
-
-// hfMerges accepts both spellings of the merges: "left right" strings
-// (older files) and ["left", "right"] pairs (newer ones).
-func hfMerges(raw json.RawMessage) ([]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var strs []string
-	if t := bytes.TrimLeft(raw[1:], " \t\r\n"); raw[0] != '[' || len(t) == 0 || t[0] != '[' {
-		if err := json.Unmarshal(raw, &strs); err != nil {
-			return nil, fmt.Errorf("%w: merges: %w", ErrFormat, err)
-		}
-		return strs, nil
-	}
-	var pairs [][]string
-	if err := json.Unmarshal(raw, &pairs); err != nil {
-		return nil, fmt.Errorf("%w: merges: %w", ErrFormat, err)
-	}
-	strs = make([]string, len(pairs))
-	for i, p := range pairs {
-		if len(p) != 2 {
-			return nil, fmt.Errorf("%w: merge %d has %d parts", ErrFormat, i, len(p))
-		}
-		strs[i] = p[0] + " " + p[1]
-	}
-	return strs, nil
 }

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 )
 
 // sharedFile returns the path of a file under the team's shared testdata
@@ -212,5 +214,70 @@ func TestLlama2C(t *testing.T) {
 				t.Errorf("streaming decode =\n%q\nwant\n%q", sb.String(), golden)
 			}
 		})
+	}
+}
+
+func TestQwen3Specials(t *testing.T) {
+	tok := qwen3Tokenizer(t)
+	if tok.VocabSize() != 151669 {
+		t.Errorf("VocabSize = %d, want 151669", tok.VocabSize())
+	}
+	for _, tc := range []struct {
+		text string
+		id   int
+		ctl  bool
+	}{
+		{"<|endoftext|>", 151643, true},
+		{"<|im_start|>", 151644, true},
+		{"<|im_end|>", 151645, true},
+		{"<think>", 151667, false},
+		{"</think>", 151668, false},
+	} {
+		if id, ok := tok.TokenID(tc.text); !ok || id != tc.id || tok.IsControl(id) != tc.ctl {
+			t.Errorf("TokenID(%q) = %d, %v, control %v; want %d, control %v", tc.text, id, ok, tok.IsControl(id), tc.id, tc.ctl)
+		}
+	}
+	const chat = "<|im_start|>user\nhi<|im_end|>\n<think>\n"
+	ids := tok.Encode(chat, EncodeOptions{ParseSpecial: true, AddBOS: true})
+	// "\n" is 198 in every Qwen vocabulary; "user" and "hi" are one token each.
+	if len(ids) != 8 || ids[0] != 151644 || ids[2] != 198 || ids[4] != 151645 || ids[5] != 198 || ids[6] != 151667 || ids[7] != 198 {
+		t.Errorf("Encode(chat) = %v", ids)
+	}
+	if got, want := tok.Decode(ids), "user\nhi\n<think>\n"; got != want {
+		t.Errorf("Decode = %q, want %q (control tokens omitted)", got, want)
+	}
+	// Without ParseSpecial control tokens are plain text, user-defined ones
+	// still match.
+	ids = tok.Encode(chat, EncodeOptions{})
+	if slices.Contains(ids, 151644) || !slices.Contains(ids, 151667) {
+		t.Errorf("Encode(chat) without ParseSpecial = %v", ids)
+	}
+	if got := tok.Decode(ids); got != chat {
+		t.Errorf("Decode = %q, want %q", got, chat)
+	}
+}
+
+func TestQwen3StreamingAndNFC(t *testing.T) {
+	tok := qwen3Tokenizer(t)
+	const text = "Grüße, 世界! 🦙🦙 ፀ ℬ 𝔘 — naïve café"
+	ids := tok.Encode(text, EncodeOptions{})
+	d := tok.NewDecoder()
+	var sb strings.Builder
+	for _, id := range ids {
+		s := d.Add(id)
+		if !utf8.ValidString(s) {
+			t.Errorf("Add(%d) returned invalid UTF-8 %q", id, s)
+		}
+		sb.WriteString(s)
+	}
+	if rest := d.Flush(); rest != "" {
+		t.Errorf("Flush = %q, want empty", rest)
+	}
+	if sb.String() != text {
+		t.Errorf("streamed %q, want %q", sb.String(), text)
+	}
+	// tokenizer.json asks for NFC: decomposed input encodes like composed.
+	if a, b := tok.Encode("cafe\u0301", EncodeOptions{}), tok.Encode("café", EncodeOptions{}); !slices.Equal(a, b) {
+		t.Errorf("NFC: %v != %v", a, b)
 	}
 }
