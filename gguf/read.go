@@ -223,6 +223,7 @@ func (d *decoder) fixed(n, size int, put func(i int, b []byte)) error {
 	return nil
 }
 
+// array reads an array at nesting level depth (a top-level array is 1).
 func (d *decoder) array(depth int) (Value, error) {
 	if depth > maxNesting {
 		return Value{}, fmt.Errorf("%w at offset %d", ErrNesting, d.pos)

@@ -48,7 +48,7 @@ func (w *Writer) AddKV(key string, v Value) error {
 	if w.keys[key] {
 		return fmt.Errorf("%w: key %q", ErrDuplicate, key)
 	}
-	if err := checkValue(v, 0); err != nil {
+	if err := checkValue(v, 1); err != nil {
 		return fmt.Errorf("gguf: key %q: %w", key, err)
 	}
 	if key == KeyAlignment {
@@ -63,19 +63,21 @@ func (w *Writer) AddKV(key string, v Value) error {
 	return nil
 }
 
-func checkValue(v Value, depth int) error {
+// checkValue checks that v, at nesting level level (a top-level array is
+// level 1), can be written and read back.
+func checkValue(v Value, level int) error {
 	if !v.Valid() {
 		return errors.New("invalid (zero) Value")
 	}
 	if vs, ok := v.arr.([]Value); ok {
-		if depth >= maxNesting {
+		if level >= maxNesting {
 			return ErrNesting
 		}
 		for _, e := range vs {
 			if e.Type() != TypeArray {
 				return fmt.Errorf("array of arrays holds a %s", e.Type())
 			}
-			if err := checkValue(e, depth+1); err != nil {
+			if err := checkValue(e, level+1); err != nil {
 				return err
 			}
 		}

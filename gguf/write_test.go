@@ -308,3 +308,35 @@ func TestWriterAlignment(t *testing.T) {
 		t.Errorf("alignment %d data offset %d b at %d size %d", f.Alignment, f.DataOffset, f.Tensor("b").Offset, f.Size)
 	}
 }
+
+// TestNestingLimit checks that the writer and the reader agree on how
+// deeply arrays may nest.
+func TestNestingLimit(t *testing.T) {
+	nested := func(levels int) Value {
+		v := Array([]uint8{7})
+		for range levels - 1 {
+			v = Array([]Value{v})
+		}
+		return v
+	}
+	w := NewWriter()
+	if err := w.AddKV("deep", nested(maxNesting)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AddKV("deeper", nested(maxNesting+1)); !errors.Is(err, ErrNesting) {
+		t.Errorf("%d levels: %v", maxNesting+1, err)
+	}
+	var b bytes.Buffer
+	w.WriteTo(&b)
+	f, err := parseBytes(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := f.Lookup("deep")
+	for range maxNesting - 1 {
+		v = v.Index(0)
+	}
+	if x, _ := v.Index(0).Uint(); x != 7 {
+		t.Errorf("innermost element %v", v)
+	}
+}
