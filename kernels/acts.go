@@ -26,6 +26,9 @@ const qk = 32
 // partial dot products starts from the correction and meets its scale
 // without a horizontal sum.
 //
+// TQ1_0 and PTQ1_0 use their own slot order in the SIMD tiers, quantized
+// from the float copy in 32-slot blocks (see tritLayout).
+//
 // Float weights (F32, F16, BF16) use a float copy of the activations.
 type Acts struct {
 	n, cols int
@@ -38,6 +41,8 @@ type Acts struct {
 	qt   []int8
 	sz   []int32
 	ds   []float32
+
+	trit [2]tritActs // PTQ1_0 and TQ1_0 slot layouts, built on demand
 }
 
 // N returns the number of activation rows.
@@ -62,6 +67,7 @@ func (p *Pool) Quantize(a *Acts, x []float32, n, cols int) {
 		panic(fmt.Sprintf("kernels: Quantize: %d values for %d×%d", len(x), n, cols))
 	}
 	a.n, a.cols, a.simd = n, cols, false
+	a.trit[0].ok, a.trit[1].ok = false, false
 	a.x = grow(a.x, n*cols)
 	copy(a.x, x[:n*cols])
 	if cols%qk != 0 {

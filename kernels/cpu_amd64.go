@@ -32,6 +32,8 @@ func init() {
 	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64AVX512)
 	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0AVX512)
 	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0AVX512)
+	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
+	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 }
 
 // The assembly kernels take one packed row of nb blocks and the SIMD
@@ -56,6 +58,45 @@ func q1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 //go:noescape
 func q1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func ptq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func ptq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func tq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+// tritRow returns pointers to activation row i in trit layout k.
+func tritRow(a *Acts, i, k int) (*int8, *int32, *float32) {
+	t, l := &a.trit[k], tritLayouts[k]
+	off := i * a.cols / l.be * len(l.slots)
+	return &t.q[off], &t.sz[off/4], &t.ds[off/4]
+}
+
+func dotPTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := tritRow(a, i, 0)
+	return ptq1AVX2(&w[0], len(w)/28, q, sz, ds)
+}
+
+func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := tritRow(a, i, 0)
+	return ptq1AVX512(&w[0], len(w)/28, q, sz, ds)
+}
+
+func dotTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := tritRow(a, i, 1)
+	return tq1AVX2(&w[0], len(w)/54, q, sz, ds)
+}
+
+func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := tritRow(a, i, 1)
+	return tq1AVX512(&w[0], len(w)/54, q, sz, ds)
+}
 
 // simdRow returns pointers to activation row i's SIMD layouts.
 func simdRow(a *Acts, i int, reordered bool) (*int8, *int32, *float32) {

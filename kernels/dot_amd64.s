@@ -320,3 +320,258 @@ q1z_block:
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
+
+// Trit decoding constants: p > 85 and p > 170 give the trit of p·3^n
+// (floor(3p/256) ∈ {0,1,2}); the AVX2 tier compares signed after
+// flipping the top bit (0xD5 = 85^0x80, 0x2A = 170^0x80).
+DATA c85<>+0(SB)/8, $0x5555555555555555
+DATA c85<>+8(SB)/8, $0x5555555555555555
+DATA c85<>+16(SB)/8, $0x5555555555555555
+DATA c85<>+24(SB)/8, $0x5555555555555555
+DATA c85<>+32(SB)/8, $0x5555555555555555
+DATA c85<>+40(SB)/8, $0x5555555555555555
+DATA c85<>+48(SB)/8, $0x5555555555555555
+DATA c85<>+56(SB)/8, $0x5555555555555555
+GLOBL c85<>(SB), RODATA|NOPTR, $64
+
+DATA c170<>+0(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+8(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+16(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+24(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+32(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+40(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+48(SB)/8, $0xaaaaaaaaaaaaaaaa
+DATA c170<>+56(SB)/8, $0xaaaaaaaaaaaaaaaa
+GLOBL c170<>(SB), RODATA|NOPTR, $64
+
+DATA ones8<>+0(SB)/8, $0x0101010101010101
+DATA ones8<>+8(SB)/8, $0x0101010101010101
+DATA ones8<>+16(SB)/8, $0x0101010101010101
+DATA ones8<>+24(SB)/8, $0x0101010101010101
+DATA ones8<>+32(SB)/8, $0x0101010101010101
+DATA ones8<>+40(SB)/8, $0x0101010101010101
+DATA ones8<>+48(SB)/8, $0x0101010101010101
+DATA ones8<>+56(SB)/8, $0x0101010101010101
+GLOBL ones8<>(SB), RODATA|NOPTR, $64
+
+DATA x80<>+0(SB)/8, $0x8080808080808080
+DATA x80<>+8(SB)/8, $0x8080808080808080
+DATA x80<>+16(SB)/8, $0x8080808080808080
+DATA x80<>+24(SB)/8, $0x8080808080808080
+GLOBL x80<>(SB), RODATA|NOPTR, $32
+
+DATA s85<>+0(SB)/8, $0xd5d5d5d5d5d5d5d5
+DATA s85<>+8(SB)/8, $0xd5d5d5d5d5d5d5d5
+DATA s85<>+16(SB)/8, $0xd5d5d5d5d5d5d5d5
+DATA s85<>+24(SB)/8, $0xd5d5d5d5d5d5d5d5
+GLOBL s85<>(SB), RODATA|NOPTR, $32
+
+DATA s170<>+0(SB)/8, $0x2a2a2a2a2a2a2a2a
+DATA s170<>+8(SB)/8, $0x2a2a2a2a2a2a2a2a
+DATA s170<>+16(SB)/8, $0x2a2a2a2a2a2a2a2a
+DATA s170<>+24(SB)/8, $0x2a2a2a2a2a2a2a2a
+GLOBL s170<>(SB), RODATA|NOPTR, $32
+
+// VPMASKMOVD masks: the first 7 dwords (PTQ1_0's 28 bytes) and the first 5
+// (TQ1_0's 20 bytes of stage B and qh).
+DATA mask7d<>+0(SB)/8, $0xffffffffffffffff
+DATA mask7d<>+8(SB)/8, $0xffffffffffffffff
+DATA mask7d<>+16(SB)/8, $0xffffffffffffffff
+DATA mask7d<>+24(SB)/8, $0x00000000ffffffff
+GLOBL mask7d<>(SB), RODATA|NOPTR, $32
+
+DATA mask5d<>+0(SB)/8, $0xffffffffffffffff
+DATA mask5d<>+8(SB)/8, $0xffffffffffffffff
+DATA mask5d<>+16(SB)/8, $0x00000000ffffffff
+DATA mask5d<>+24(SB)/8, $0x0000000000000000
+GLOBL mask5d<>(SB), RODATA|NOPTR, $32
+
+// AVX2: trits of the bytes in reg (p·3^n) into codes in Y2; Y9/Y8/Y7 hold
+// 0x80, 0xD5, 0x2A; clobbers Y5, Y6.
+#define TRIT2(reg) \
+	VPXOR    Y9, reg, Y5 \
+	VPCMPGTB Y8, Y5, Y6 \
+	VPCMPGTB Y7, Y5, Y5 \
+	VPXOR    Y2, Y2, Y2 \
+	VPSUBB   Y6, Y2, Y2 \
+	VPSUBB   Y5, Y2, Y2
+
+// AVX2: reg = reg·3 (mod 256 per byte); clobbers Y5.
+#define TIMES3(reg) \
+	VPADDB reg, reg, Y5 \
+	VPADDB Y5, reg, reg
+
+// func ptq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·ptq1AVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU ones16<>(SB), Y13
+	VMOVDQU x80<>(SB), Y9
+	VMOVDQU s85<>(SB), Y8
+	VMOVDQU s170<>(SB), Y7
+	VMOVDQU mask7d<>(SB), Y12
+	VXORPS  Y0, Y0, Y0
+ptq1a_block:
+	VXORPS Y1, Y1, Y1
+	VPMASKMOVD (SI), Y12, Y4
+	TRIT2(Y4)
+	STEP2
+	TIMES3(Y4)
+	TRIT2(Y4)
+	STEP2
+	TIMES3(Y4)
+	TRIT2(Y4)
+	STEP2
+	TIMES3(Y4)
+	TRIT2(Y4)
+	STEP2
+	TIMES3(Y4)
+	TRIT2(Y4)
+	STEP2
+	// The sixth level of the layout is padding.
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	VPBROADCASTW 26(SI), X3
+	VCVTPH2PS X3, Y3
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ $28, SI
+	DECQ CX
+	JNZ  ptq1a_block
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func tq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·tq1AVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU ones16<>(SB), Y13
+	VMOVDQU x80<>(SB), Y9
+	VMOVDQU s85<>(SB), Y8
+	VMOVDQU s170<>(SB), Y7
+	VMOVDQU mask5d<>(SB), Y12
+	VXORPS  Y0, Y0, Y0
+tq1a_block:
+	VXORPS Y1, Y1, Y1
+	VMOVDQU (SI), Y4
+	VPMASKMOVD 32(SI), Y12, Y10
+	MOVQ $5, R10
+tq1a_level:
+	TRIT2(Y4)
+	STEP2
+	TRIT2(Y10)
+	STEP2
+	TIMES3(Y4)
+	TIMES3(Y10)
+	DECQ R10
+	JNZ  tq1a_level
+	VPBROADCASTW 52(SI), X3
+	VCVTPH2PS X3, Y3
+	VFMADD231PS Y3, Y1, Y0
+	ADDQ $54, SI
+	DECQ CX
+	JNZ  tq1a_block
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// AVX-512: trits of the bytes in Z4 into codes in Z2; Z13/Z12/Z11 hold 85,
+// 170 and ones.
+#define TRIT512 \
+	VPCMPUB $6, Z13, Z4, K1 \
+	VPCMPUB $6, Z12, Z4, K2 \
+	VMOVDQU8.Z Z11, K1, Z2 \
+	VPADDB  Z11, Z2, K2, Z2
+
+// func ptq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 c85<>(SB), Z13
+	VMOVDQU64 c170<>(SB), Z12
+	VMOVDQU64 ones8<>(SB), Z11
+	MOVL $0x03ffffff, AX
+	KMOVD AX, K3
+	VPXORD Z0, Z0, Z0
+ptq1z_block:
+	VPXORD Z1, Z1, Z1
+	// Z4 = [p | 3p]: levels 0 and 1; each step multiplies by 9.
+	VMOVDQU8.Z (SI), K3, Y4
+	VPADDB Y4, Y4, Y5
+	VPADDB Y5, Y4, Y5
+	VINSERTI64X4 $1, Y5, Z4, Z4
+	TRIT512
+	STEP512
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z5, Z5
+	VPADDB Z5, Z5, Z5
+	VPADDB Z5, Z4, Z4
+	TRIT512
+	STEP512
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z5, Z5
+	VPADDB Z5, Z5, Z5
+	VPADDB Z5, Z4, Z4
+	TRIT512
+	STEP512
+	VPBROADCASTW 26(SI), Y3
+	VCVTPH2PS Y3, Z3
+	VFMADD231PS Z3, Z1, Z0
+	ADDQ $28, SI
+	DECQ CX
+	JNZ  ptq1z_block
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+TEXT ·tq1AVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 c85<>(SB), Z13
+	VMOVDQU64 c170<>(SB), Z12
+	VMOVDQU64 ones8<>(SB), Z11
+	MOVQ $0x000fffffffffffff, AX
+	KMOVQ AX, K3
+	VPXORD Z0, Z0, Z0
+tq1z_block:
+	VPXORD Z1, Z1, Z1
+	VMOVDQU8.Z (SI), K3, Z4
+	MOVQ $5, R10
+tq1z_level:
+	TRIT512
+	STEP512
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	DECQ R10
+	JNZ  tq1z_level
+	VPBROADCASTW 52(SI), Y3
+	VCVTPH2PS Y3, Z3
+	VFMADD231PS Z3, Z1, Z0
+	ADDQ $54, SI
+	DECQ CX
+	JNZ  tq1z_block
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET

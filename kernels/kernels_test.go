@@ -68,17 +68,37 @@ func tiers() []string { return tierNames[:hwTier+1] }
 // exactRef returns, in float64, Σ_j W[r,j]·x̂[i,j] with x̂ the dequantized
 // int8 activations — the value every integer kernel approximates — and
 // the magnitude S = Σ_j |W[r,j]·x̂[i,j]| that bounds its rounding error.
-func exactRef(w *Matrix, a *Acts, i, r int) (ref, mag float64) {
+//
+// With simd set, TQ1_0 and PTQ1_0 use the activations of their trit layout.
+func exactRef(w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float64) {
 	buf := make([]float32, w.Cols)
 	decodeRow(w.Format, w.row(r), buf)
-	for j, v := range buf {
-		x := float64(a.x[i*a.cols+j])
+	xh := make([]float64, w.Cols)
+	for j := range xh {
+		xh[j] = float64(a.x[i*a.cols+j])
 		if !kernelsFor(w.Format).float {
 			b := (i*a.cols + j) / qk
-			x = float64(a.d[b]) * float64(a.q[i*a.cols+j])
+			xh[j] = float64(a.d[b]) * float64(a.q[i*a.cols+j])
 		}
-		ref += float64(v) * x
-		mag += math.Abs(float64(v) * x)
+	}
+	if simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0) {
+		k := tritIndex(w.Format)
+		l, t := tritLayouts[k], &a.trit[k]
+		per := len(l.slots)
+		for wb := range w.Cols / l.be {
+			base := (i*w.Cols/l.be + wb) * per
+			for s, e := range l.slots {
+				if e >= 0 {
+					xh[wb*l.be+e] = float64(t.d[(base+s)/qk]) * float64(t.q[base+s])
+				} else if t.q[base+s] != 0 {
+					panic("padding slot holds a value")
+				}
+			}
+		}
+	}
+	for j, v := range buf {
+		ref += float64(v) * xh[j]
+		mag += math.Abs(float64(v) * xh[j])
 	}
 	if w.Format == quant.Q4_K {
 		// The kernel computes d·sc·Σq·x̂ and dmin·m·Σx̂ separately; their
@@ -91,12 +111,24 @@ func exactRef(w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 			d, dmin := fp16(blk), fp16(blk[2:])
 			for j := range 256 {
 				s, m := q4kScale(blk[4:16], j/32)
-				x := float64(a.d[(i*a.cols+256*b+j)/qk]) * float64(a.q[i*a.cols+256*b+j])
-				mag += (math.Abs(float64(d)*float64(s)*15) + math.Abs(float64(dmin)*float64(m))) * math.Abs(x)
+				mag += (math.Abs(float64(d)*float64(s)*15) + math.Abs(float64(dmin)*float64(m))) * math.Abs(xh[256*b+j])
 			}
 		}
 	}
 	return ref, mag
+}
+
+// bound returns the factor of the TestTiers error bound for a row of cols.
+func bound(f *quant.Format, cols int) float64 {
+	switch {
+	case kernelsFor(f).float:
+		return float64(cols/4 + 8)
+	case f == quant.PTQ1_0 || f == quant.TQ1_0:
+		// The trit layouts quantize in more, partly padded, blocks.
+		l := tritLayouts[tritIndex(f)]
+		return float64(cols/l.be*len(l.slots)/qk + 8)
+	}
+	return float64(cols/qk + 8)
 }
 
 // TestTiers checks every kernel of every tier this machine has against the
@@ -122,13 +154,10 @@ func TestTiers(t *testing.T) {
 				dst := make([]float32, n*w.Rows)
 				p.MatMulActs(dst, w, &a)
 				restore()
-				terms := float64(cols/qk + 8)
-				if kernelsFor(f).float {
-					terms = float64(cols/4 + 8)
-				}
+				terms := bound(f, cols)
 				for i := range n {
 					for r := range w.Rows {
-						ref, mag := exactRef(w, &a, i, r)
+						ref, mag := exactRef(w, &a, i, r, name != "generic")
 						if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > terms*0x1p-23*mag {
 							t.Fatalf("%s tier %s n=%d [%d,%d]: got %g want %g (bound %g)", f, name, n, i, r, got, ref, terms*0x1p-23*mag)
 						}
@@ -409,13 +438,13 @@ func FuzzTiers(f *testing.F) {
 			}
 			var a Acts
 			p.Quantize(&a, randActs(1, w.Cols, rng), 1, w.Cols)
-			ref, mag := exactRef(w, &a, 0, 0)
 			for _, name := range tiers() {
 				restore, _ := useTier(name)
 				dst := make([]float32, 1)
 				p.MatMulActs(dst, w, &a)
 				restore()
-				if math.Abs(float64(dst[0])-ref) > float64(w.Cols/qk+8)*0x1p-23*mag+1e-30 {
+				ref, mag := exactRef(w, &a, 0, 0, name != "generic")
+				if math.Abs(float64(dst[0])-ref) > bound(fm, w.Cols)*0x1p-23*mag+1e-30 {
 					t.Fatalf("%s tier %s: got %g want %g", fm, name, dst[0], ref)
 				}
 			}

@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"fmt"
+
+	"trit/quant"
 )
 
 // MatMul computes dst[i*w.Rows+r] = Σ_k W[r,k]·x[i*w.Cols+k] for i < n;
@@ -47,7 +49,12 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	w.check(dst, a.n)
 	dot, simd := k.pick(tier)
 	if simd {
-		a.prepareSIMD(p)
+		switch w.Format {
+		case quant.PTQ1_0, quant.TQ1_0:
+			a.prepareTrit(p, tritIndex(w.Format))
+		default:
+			a.prepareSIMD(p)
+		}
 	}
 	n, rows := a.n, w.Rows
 	if n == 1 {

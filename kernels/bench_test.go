@@ -1,0 +1,187 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"trit/half"
+	"trit/quant"
+)
+
+// The ternary formats, the subject of the throughput targets.
+var benchFormats = []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0, quant.PTQ1_0, quant.TQ1_0}
+
+// benchShapes are real matrix shapes (cols → rows): Bonsai 8B q/gate/up,
+// down and the LM head, Bonsai 27B gate/up, and Bonsai 1.7B (the shape of
+// the llama.cpp prefill figures in docs/peers.md) gate/up and down.
+var benchShapes = []struct {
+	name       string
+	cols, rows int
+}{
+	{"8B-4096x12288", 4096, 12288},
+	{"8B-12288x4096", 12288, 4096},
+	{"8B-4096x151936", 4096, 151936},
+	{"27B-5120x17408", 5120, 17408},
+	{"1.7B-2048x6144", 2048, 6144},
+	{"1.7B-6144x2048", 6144, 2048},
+}
+
+// benchMatrix returns a matrix of valid random blocks: ternary codes
+// (no Q2_0 code 3) and small fp16 scales. A 1 MiB random pattern is tiled
+// over the matrix, which keeps generation fast; every byte is still read
+// from memory.
+func benchMatrix(f *quant.Format, rows, cols int) *Matrix {
+	rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+	pat := make([]byte, (1<<20)/f.BlockBytes*f.BlockBytes)
+	for i := range pat {
+		switch f {
+		case quant.Q2_0, quant.PQ2_0, quant.Q2_0g64, quant.TQ2_0:
+			var b byte
+			for range 4 {
+				b = b<<2 | byte(rng.IntN(3))
+			}
+			pat[i] = b
+		default:
+			pat[i] = byte(rng.Uint32())
+		}
+	}
+	for b := 0; b < len(pat); b += f.BlockBytes {
+		for _, off := range scaleOffsets[f] {
+			binary.LittleEndian.PutUint16(pat[b+off:], half.FromFloat32(rng.Float32()*0.1))
+		}
+	}
+	data := make([]byte, rows*cols/f.BlockElems*f.BlockBytes)
+	for i := 0; i < len(data); i += len(pat) {
+		copy(data[i:], pat)
+	}
+	return &Matrix{Format: f, Rows: rows, Cols: cols, Data: data}
+}
+
+// benchTiers runs fn once per tier this machine has and per thread count.
+func benchTiers(b *testing.B, fn func(b *testing.B, p *Pool)) {
+	for _, name := range tiers() {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t%d", name, threads), func(b *testing.B) {
+				restore, err := useTier(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer restore()
+				p := NewPool(threads)
+				defer p.Close()
+				fn(b, p)
+			})
+		}
+	}
+}
+
+// BenchmarkMatVec reports weight bytes streamed per second for decode
+// (n = 1) at real shapes.
+func BenchmarkMatVec(b *testing.B) {
+	for _, sh := range benchShapes {
+		for _, f := range benchFormats {
+			var w *Matrix
+			b.Run(f.Name+"/"+sh.name, func(b *testing.B) {
+				benchTiers(b, func(b *testing.B, p *Pool) {
+					if w == nil {
+						w = benchMatrix(f, sh.rows, sh.cols)
+					}
+					x := randActs(1, sh.cols, rand.New(rand.NewPCG(1, 1)))
+					dst := make([]float32, sh.rows)
+					var a Acts
+					p.Quantize(&a, x, 1, sh.cols)
+					p.MatMulActs(dst, w, &a)
+					b.SetBytes(int64(len(w.Data)))
+					b.ResetTimer()
+					for b.Loop() {
+						p.MatMul(dst, w, x, 1)
+					}
+				})
+			})
+			w = nil
+		}
+	}
+}
+
+// BenchmarkMatMul reports GOP/s (2·rows·cols·N per product) for prefill
+// batches of N = 64 and 512 rows.
+func BenchmarkMatMul(b *testing.B) {
+	for _, sh := range benchShapes {
+		for _, f := range benchFormats {
+			var w *Matrix
+			for _, n := range []int{64, 512} {
+				b.Run(fmt.Sprintf("%s/%s/N%d", f.Name, sh.name, n), func(b *testing.B) {
+					benchTiers(b, func(b *testing.B, p *Pool) {
+						if w == nil {
+							w = benchMatrix(f, sh.rows, sh.cols)
+						}
+						x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
+						dst := make([]float32, n*sh.rows)
+						b.ResetTimer()
+						for b.Loop() {
+							p.MatMul(dst, w, x, n)
+						}
+						ops := 2 * float64(sh.rows) * float64(sh.cols) * float64(n) * float64(b.N)
+						b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+					})
+				})
+			}
+			w = nil
+		}
+	}
+}
+
+// bandwidthBuf is the 2 GiB buffer of BenchmarkBandwidth, allocated once.
+var bandwidthBuf = sync.OnceValue(func() []uint64 {
+	buf := make([]uint64, (2<<30)/8)
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	return buf
+})
+
+// readSum reads s sequentially; eight independent chains keep the loads,
+// not the adds, the limit.
+func readSum(s []uint64) uint64 {
+	var a0, a1, a2, a3, a4, a5, a6, a7 uint64
+	for i := 0; i+8 <= len(s); i += 8 {
+		v := s[i : i+8 : i+8]
+		a0 += v[0]
+		a1 += v[1]
+		a2 += v[2]
+		a3 += v[3]
+		a4 += v[4]
+		a5 += v[5]
+		a6 += v[6]
+		a7 += v[7]
+	}
+	return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
+}
+
+var bandwidthSink uint64
+
+// BenchmarkBandwidth measures the machine's sequential read bandwidth over
+// 2 GiB with 1 and 2 threads, the ceiling for the matvec figures.
+func BenchmarkBandwidth(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", threads), func(b *testing.B) {
+			buf := bandwidthBuf()
+			p := NewPool(threads)
+			defer p.Close()
+			sums := make([]uint64, threads)
+			b.SetBytes(int64(len(buf) * 8))
+			b.ResetTimer()
+			for b.Loop() {
+				p.For(threads, func(lo, hi int) {
+					for t := lo; t < hi; t++ {
+						sums[t] = readSum(buf[t*len(buf)/threads : (t+1)*len(buf)/threads])
+					}
+				})
+			}
+			bandwidthSink = sums[0]
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package kernels
+
+import "trit/quant"
+
+// tritLayout describes how the SIMD tiers walk a TQ1_0-style trit pack.
+// The packed bytes (stage A, stage B, then the qh stage) are loaded as one
+// vector of lanes bytes; multiplying that vector by 3 five times yields
+// trit level n = 0..4 of every byte at once. Lane l of level n holds one
+// element of the block (or nothing), so the activations are gathered into
+// that order ("slots") and quantized in 32-slot blocks; unused slots are 0.
+type tritLayout struct {
+	be     int    // elements per weight block
+	widths [3]int // bytes in stages A, B and qh
+	lanes  int    // bytes loaded per level
+	levels int    // levels in the activation layout (PTQ1_0 pads 5 to 6 for pairs)
+	slots  []int  // slot → element, −1 for padding; one weight block
+}
+
+func newTritLayout(be int, widths [3]int, lanes, levels int) *tritLayout {
+	l := &tritLayout{be: be, widths: widths, lanes: lanes, levels: levels}
+	wa, wb, wc := widths[0], widths[1], widths[2]
+	l.slots = make([]int, lanes*levels)
+	for s := range l.slots {
+		n, lane := s/lanes, s%lanes
+		e := -1
+		switch {
+		case n >= 5:
+		case lane < wa:
+			e = wa*n + lane
+		case lane < wa+wb:
+			e = 5*wa + wb*n + lane - wa
+		case lane < wa+wb+wc && n < 4:
+			e = 5*wa + 5*wb + wc*n + lane - wa - wb
+		}
+		l.slots[s] = e
+	}
+	return l
+}
+
+// The layouts: PTQ1_0 loads 26 bytes into 32 lanes (levels paired in a ZMM,
+// so six levels with the last empty); TQ1_0 loads 52 bytes into 64 lanes.
+var (
+	layoutPTQ1_0 = newTritLayout(128, [3]int{16, 8, 2}, 32, 6)
+	layoutTQ1_0  = newTritLayout(256, [3]int{32, 16, 4}, 64, 5)
+)
+
+// tritIndex numbers the layouts inside Acts.
+func tritIndex(f *quant.Format) int {
+	if f == quant.TQ1_0 {
+		return 1
+	}
+	return 0
+}
+
+var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
+
+// tritActs is one row set of activations in a trit layout: int8 slots and
+// the per-32-slot correction and scale lanes (see Acts).
+type tritActs struct {
+	ok bool
+	q  []int8
+	d  []float32 // per 32-slot block, for tests
+	sz []int32
+	ds []float32
+}
+
+// prepareTrit builds layout k of a, once per Quantize.
+func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
+	t := &a.trit[k]
+	if t.ok {
+		return t
+	}
+	l := tritLayouts[k]
+	per := len(l.slots)       // slots per weight block
+	nw := a.n * a.cols / l.be // weight blocks over all rows
+	nb := nw * per / qk       // 32-slot blocks
+	t.q = grow(t.q, nw*per)
+	t.d = grow(t.d, nb)
+	t.sz = grow(t.sz, 8*nb)
+	t.ds = grow(t.ds, 8*nb)
+	p.forGrain(nw, 16, func(lo, hi int) {
+		var x [qk]float32
+		for wb := lo; wb < hi; wb++ {
+			src := a.x[wb*l.be : (wb+1)*l.be]
+			for b := range per / qk {
+				for j, e := range l.slots[b*qk : (b+1)*qk] {
+					x[j] = 0
+					if e >= 0 {
+						x[j] = src[e]
+					}
+				}
+				k := wb*per/qk + b
+				d, s := quantizeBlock(t.q[k*qk:(k+1)*qk], x[:])
+				t.d[k] = d
+				sz, ds := t.sz[8*k:8*k+8], t.ds[8*k:8*k+8]
+				for i := range 8 {
+					sz[i], ds[i] = 0, d
+				}
+				sz[0] = -s
+			}
+		}
+	})
+	t.ok = true
+	return t
+}
