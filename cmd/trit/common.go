@@ -67,6 +67,9 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !demoModel {
+		prefault(f, stderr)
+	}
 	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact})
 	if err != nil {
 		f.Close()
@@ -83,6 +86,40 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 		info.Arch, info.Layers, info.Hidden, info.Vocab, humanBytes(info.WeightBytes), time.Since(t0).Round(time.Millisecond))
 	return &loaded{eng: eng, file: f, demo: demoModel}, nil
 }
+
+// prefault reads every page of the tensor data once, printing a progress
+// line, so that a large model's page faults happen here, visibly, rather
+// than during the first tokens (and their timing).
+func prefault(f *gguf.File, stderr io.Writer) {
+	var total, done int64
+	for _, t := range f.Tensors {
+		total += t.Size
+	}
+	if total < 64<<20 {
+		return // small files load faster than a progress line is worth
+	}
+	var sink byte
+	last := -1
+	for _, t := range f.Tensors {
+		data, err := t.Data()
+		if err != nil {
+			return // the model loader reports the problem
+		}
+		for i := 0; i < len(data); i += 4096 {
+			sink ^= data[i]
+		}
+		done += t.Size
+		if pct := int(done * 100 / total); pct/5 != last/5 {
+			last = pct
+			fmt.Fprintf(stderr, "\rtrit: loading weights %3d%%", pct)
+		}
+	}
+	fmt.Fprintln(stderr)
+	prefaultSink = sink
+}
+
+// prefaultSink keeps the compiler from dropping prefault's reads.
+var prefaultSink byte
 
 // newState returns a state of the requested context, capped at the model's.
 func (l *loaded) newState(ctx int, stderr io.Writer) (model.State, error) {
