@@ -40,6 +40,16 @@ var testLengths = func() []int {
 
 const u32 = 1.0 / (1 << 24) // unit roundoff of float32
 
+func TestImplementation(t *testing.T) {
+	if got, want := Implementation(), kernelSets[0].name; got != want {
+		t.Errorf("Implementation() = %q, want the best available, %q", got, want)
+	}
+	if last := kernelSets[len(kernelSets)-1]; last != &genericKernels {
+		t.Errorf("the pure-Go kernels are not the last resort: %q", last.name)
+	}
+	t.Logf("kernel sets on this machine: %d, in use: %s", len(kernelSets), Implementation())
+}
+
 func TestDot(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	forEachKernelSet(t, func(t *testing.T) {

@@ -187,11 +187,11 @@ func (r *Rope) Dims() int { return r.dims }
 // TableLen returns the length of a position table: Dims.
 func (r *Rope) TableLen() int { return r.dims }
 
-// Table returns the cos/sin table of position pos (cos and sin of pair i at
-// 2i and 2i+1, already scaled by the magnitude factor), stored in buf when
-// cap(buf) ≥ TableLen and in a new slice otherwise. A table depends only on
-// the position, so a forward pass computes it once per token and applies
-// it in every layer with ApplyTable.
+// Table returns the table of position pos: the cosines of the Dims/2
+// rotation angles followed by their sines, already scaled by the magnitude
+// factor. It is stored in buf when cap(buf) ≥ TableLen and in a new slice
+// otherwise. A table depends only on the position, so a forward pass
+// computes it once per token and applies it in every layer with ApplyTable.
 //
 // The angles are formed as ggml forms them, in float32: pos times
 // base^(-2/Dims) raised by repeated multiplication, then mixed by the YaRN
@@ -200,20 +200,21 @@ func (r *Rope) Table(pos int, buf []float32) []float32 {
 	if cap(buf) < r.dims {
 		buf = make([]float32, r.dims)
 	}
-	t := buf[:r.dims]
+	half := r.dims / 2
+	cos, sin := buf[:half], buf[half:r.dims]
 	theta := float32(pos)
-	for i := 0; i < r.dims/2; i++ {
+	for i := range cos {
 		th := r.freqScale * theta
 		if r.rampMix != nil {
 			mix := r.rampMix[i]
 			th = th*(1-mix) + theta*mix
 		}
-		sin, cos := math.Sincos(float64(th))
-		t[2*i] = float32(cos) * r.mscale
-		t[2*i+1] = float32(sin) * r.mscale
+		s, c := math.Sincos(float64(th))
+		cos[i] = float32(c) * r.mscale
+		sin[i] = float32(s) * r.mscale
 		theta *= r.thetaScale
 	}
-	return t
+	return buf[:r.dims]
 }
 
 // Apply rotates the first Dims elements of each of the nHeads consecutive
@@ -234,23 +235,25 @@ func (r *Rope) ApplyTable(x []float32, nHeads int, t []float32) {
 		panic("ops: Rope.ApplyTable: x shorter than nHeads heads")
 	}
 	half := r.dims / 2
+	cos, sin := t[:half], t[half:r.dims]
 	for h := range nHeads {
 		head := x[h*r.headDim : h*r.headDim+r.dims]
 		if r.neox {
 			lo, hi := head[:half], head[half:]
-			for i := range lo {
-				c, s := t[2*i], t[2*i+1]
+			hi = hi[:len(lo)]
+			for i, c := range cos {
+				s := sin[i]
 				x0, x1 := lo[i], hi[i]
 				lo[i] = x0*c - x1*s
 				hi[i] = x0*s + x1*c
 			}
 			continue
 		}
-		for i := 0; i+1 < len(head); i += 2 {
-			c, s := t[i], t[i+1]
-			x0, x1 := head[i], head[i+1]
-			head[i] = x0*c - x1*s
-			head[i+1] = x0*s + x1*c
+		for i, c := range cos {
+			s := sin[i]
+			x0, x1 := head[2*i], head[2*i+1]
+			head[2*i] = x0*c - x1*s
+			head[2*i+1] = x0*s + x1*c
 		}
 	}
 }

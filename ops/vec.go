@@ -46,6 +46,13 @@ func Mul(dst, a, b []float32) {
 	active.mul(dst, a, b)
 }
 
+// Implementation returns the name of the kernel set in use: "avx512",
+// "avx2" or "generic" (the pure-Go code, always used with the purego build
+// tag and on other architectures).
+func Implementation() string {
+	return active.name
+}
+
 // kernelSet is one implementation of the dispatched kernels. Arguments are
 // already checked: slices passed together have equal lengths.
 type kernelSet struct {
