@@ -36,6 +36,18 @@ func (l *Linear) Forward(dst, x []float32, n int) {
 	l.pool.MatMul(dst[:n*l.M.Rows], l.M, x[:n*l.M.Cols], n)
 }
 
+// ForwardActs is Forward for activations already quantized into a by
+// Pool.Quantize, so that matrices reading the same input (q, k and v; gate
+// and up) quantize it once. x must hold the same n rows a was made from:
+// the exact path reads it instead.
+func (l *Linear) ForwardActs(dst, x []float32, a *kernels.Acts, n int) {
+	if l.exact {
+		l.pool.MatMulFloat(dst[:n*l.M.Rows], l.M, x[:n*l.M.Cols], n)
+		return
+	}
+	l.pool.MatMulActs(dst[:n*l.M.Rows], l.M, a)
+}
+
 // ErrShape is wrapped by errors about a tensor with unexpected dimensions.
 var ErrShape = fmt.Errorf("model: tensor shape")
 

@@ -3,6 +3,8 @@ package llama
 import (
 	"fmt"
 
+	"trit/kernels"
+
 	"trit/model"
 	"trit/ops"
 )
@@ -12,6 +14,7 @@ import (
 type scratch struct {
 	x, xn, q, k, v, att, gate, up []float32
 	logitRows                     []float32
+	acts                          kernels.Acts
 }
 
 func grow(b []float32, n int) []float32 {
@@ -66,9 +69,10 @@ func (m *Model) Forward(steps []model.Step) error {
 		for r := range n {
 			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.attnNorm, m.eps)
 		}
-		l.q.Forward(s.q, s.xn, n)
-		l.k.Forward(s.k, s.xn, n)
-		l.v.Forward(s.v, s.xn, n)
+		m.pool.Quantize(&s.acts, s.xn, n, H)
+		l.q.ForwardActs(s.q, s.xn, &s.acts, n)
+		l.k.ForwardActs(s.k, s.xn, &s.acts, n)
+		l.v.ForwardActs(s.v, s.xn, &s.acts, n)
 		r := 0
 		for _, step := range steps {
 			st := step.State.(*state)
@@ -104,8 +108,9 @@ func (m *Model) Forward(steps []model.Step) error {
 		for r := range n {
 			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.ffnNorm, m.eps)
 		}
-		l.gate.Forward(s.gate, s.xn, n)
-		l.up.Forward(s.up, s.xn, n)
+		m.pool.Quantize(&s.acts, s.xn, n, H)
+		l.gate.ForwardActs(s.gate, s.xn, &s.acts, n)
+		l.up.ForwardActs(s.up, s.xn, &s.acts, n)
 		ops.SwiGLU(s.gate, s.gate, s.up)
 		l.down.Forward(s.xn, s.gate, n)
 		ops.Add(s.x, s.x, s.xn)
