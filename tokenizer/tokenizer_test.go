@@ -379,3 +379,51 @@ func TestCompleteUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestByteToken(t *testing.T) {
+	for b, want := range map[byte]string{' ': "Ġ", '\n': "Ċ", 'a': "a", 0: "Ā", 0xff: "ÿ", 0xad: "Ń"} {
+		if got := ByteToken(b); got != want {
+			t.Errorf("ByteToken(%#x) = %q, want %q", b, got, want)
+		}
+	}
+	seen := map[string]bool{}
+	for b := range 256 {
+		s := ByteToken(byte(b))
+		if r, ok := runeToByte([]rune(s)[0]); !ok || r != byte(b) || seen[s] {
+			t.Errorf("ByteToken(%#x) = %q does not map back", b, s)
+		}
+		seen[s] = true
+	}
+	if _, ok := runeToByte('€'); ok {
+		t.Error("runeToByte('€') reported a byte")
+	}
+}
+
+func TestNewDecoderAfter(t *testing.T) {
+	tok := mustNew(t, tinyLlama(map[string]float32{"▁a": -1}))
+	a, _ := tok.TokenID("▁a")
+	if got := tok.NewDecoderAfter(tok.BOS()).Add(a); got != "a" {
+		t.Errorf("after BOS: %q, want \"a\"", got)
+	}
+	if got := tok.NewDecoder().Add(a); got != " a" {
+		t.Errorf("fresh decoder: %q, want \" a\"", got)
+	}
+	if got := tok.NewDecoderAfter(a).Add(a); got != " a" {
+		t.Errorf("after a: %q, want \" a\"", got)
+	}
+}
+
+func TestErrorMessages(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&LengthError{"Scores", 1, 2}, "Scores has 1 entries for 2 tokens"},
+		{&IDError{"BOS", 9, 3}, "BOS id 9 outside vocabulary of 3 tokens"},
+		{&MergeError{4, "a b", "side not in vocabulary"}, `merge 4 "a b": side not in vocabulary`},
+	} {
+		if got := tc.err.Error(); !strings.HasPrefix(got, "tokenizer: ") || !strings.Contains(got, tc.want) {
+			t.Errorf("Error() = %q, want it to contain %q", got, tc.want)
+		}
+	}
+}
