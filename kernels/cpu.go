@@ -59,22 +59,27 @@ func useTier(name string) (restore func(), err error) {
 // dotFn returns Σ_j W[j]·x[j] for one packed row and activation row i.
 type dotFn func(w []byte, a *Acts, i int) float32
 
+// dot4Fn computes the products of one packed row with activation rows
+// i .. i+3 into out[0:4].
+type dot4Fn func(w []byte, a *Acts, i int, out *[4]float32)
+
 // kernel is one format's implementations by tier; a nil entry falls back
-// to the next lower tier.
+// to the next lower tier. dot4, where present, serves n > 1 at that tier.
 type kernel struct {
 	dot   [numTiers]dotFn
+	dot4  [numTiers]dot4Fn
 	float bool // float activations (F32, F16, BF16)
 }
 
-// pick returns the implementation for tier t and whether it uses the SIMD
-// activation layouts.
-func (k *kernel) pick(t int) (dotFn, bool) {
+// pick returns the implementations for tier t (dot4 may be nil) and
+// whether they use the SIMD activation layouts.
+func (k *kernel) pick(t int) (dotFn, dot4Fn, bool) {
 	for ; t > tierGeneric; t-- {
 		if k.dot[t] != nil {
-			return k.dot[t], true
+			return k.dot[t], k.dot4[t], true
 		}
 	}
-	return k.dot[tierGeneric], false
+	return k.dot[tierGeneric], nil, false
 }
 
 var kernelTable = map[*quant.Format]*kernel{

@@ -1,69 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
-
-// Constants. Byte masks of 3, int16 ones, per-qword shift counts for
-// unpacking Q2_0 codes (qword i of a broadcast holds code i of each byte
-// after the shift), the VPERMQ index that spreads two 8-byte groups over
-// the two halves of a ZMM, and the Q1_0 bit-expansion tables.
-DATA mask3<>+0(SB)/8, $0x0303030303030303
-DATA mask3<>+8(SB)/8, $0x0303030303030303
-DATA mask3<>+16(SB)/8, $0x0303030303030303
-DATA mask3<>+24(SB)/8, $0x0303030303030303
-DATA mask3<>+32(SB)/8, $0x0303030303030303
-DATA mask3<>+40(SB)/8, $0x0303030303030303
-DATA mask3<>+48(SB)/8, $0x0303030303030303
-DATA mask3<>+56(SB)/8, $0x0303030303030303
-GLOBL mask3<>(SB), RODATA|NOPTR, $64
-
-DATA twos<>+0(SB)/8, $0x0202020202020202
-DATA twos<>+8(SB)/8, $0x0202020202020202
-DATA twos<>+16(SB)/8, $0x0202020202020202
-DATA twos<>+24(SB)/8, $0x0202020202020202
-DATA twos<>+32(SB)/8, $0x0202020202020202
-DATA twos<>+40(SB)/8, $0x0202020202020202
-DATA twos<>+48(SB)/8, $0x0202020202020202
-DATA twos<>+56(SB)/8, $0x0202020202020202
-GLOBL twos<>(SB), RODATA|NOPTR, $64
-
-DATA ones16<>+0(SB)/8, $0x0001000100010001
-DATA ones16<>+8(SB)/8, $0x0001000100010001
-DATA ones16<>+16(SB)/8, $0x0001000100010001
-DATA ones16<>+24(SB)/8, $0x0001000100010001
-GLOBL ones16<>(SB), RODATA|NOPTR, $32
-
-DATA shiftq<>+0(SB)/8, $0
-DATA shiftq<>+8(SB)/8, $2
-DATA shiftq<>+16(SB)/8, $4
-DATA shiftq<>+24(SB)/8, $6
-DATA shiftq<>+32(SB)/8, $0
-DATA shiftq<>+40(SB)/8, $2
-DATA shiftq<>+48(SB)/8, $4
-DATA shiftq<>+56(SB)/8, $6
-GLOBL shiftq<>(SB), RODATA|NOPTR, $64
-
-DATA permq<>+0(SB)/8, $0
-DATA permq<>+8(SB)/8, $0
-DATA permq<>+16(SB)/8, $0
-DATA permq<>+24(SB)/8, $0
-DATA permq<>+32(SB)/8, $1
-DATA permq<>+40(SB)/8, $1
-DATA permq<>+48(SB)/8, $1
-DATA permq<>+56(SB)/8, $1
-GLOBL permq<>(SB), RODATA|NOPTR, $64
-
-// Byte b of a broadcast dword goes to output bytes 8b..8b+7.
-DATA q1shuf<>+0(SB)/8, $0x0000000000000000
-DATA q1shuf<>+8(SB)/8, $0x0101010101010101
-DATA q1shuf<>+16(SB)/8, $0x0202020202020202
-DATA q1shuf<>+24(SB)/8, $0x0303030303030303
-GLOBL q1shuf<>(SB), RODATA|NOPTR, $32
-
-DATA q1bits<>+0(SB)/8, $0x8040201008040201
-DATA q1bits<>+8(SB)/8, $0x8040201008040201
-DATA q1bits<>+16(SB)/8, $0x8040201008040201
-DATA q1bits<>+24(SB)/8, $0x8040201008040201
-GLOBL q1bits<>(SB), RODATA|NOPTR, $32
+#include "consts_amd64.h"
 
 // AVX2 step for one activation block: Y2 holds 32 unsigned codes; adds
 // d_a·(Σ c·q − s) per lane into Y1 and advances the activation pointers.
@@ -320,71 +258,6 @@ q1z_block:
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
-
-// Trit decoding constants: p > 85 and p > 170 give the trit of p·3^n
-// (floor(3p/256) ∈ {0,1,2}); the AVX2 tier compares signed after
-// flipping the top bit (0xD5 = 85^0x80, 0x2A = 170^0x80).
-DATA c85<>+0(SB)/8, $0x5555555555555555
-DATA c85<>+8(SB)/8, $0x5555555555555555
-DATA c85<>+16(SB)/8, $0x5555555555555555
-DATA c85<>+24(SB)/8, $0x5555555555555555
-DATA c85<>+32(SB)/8, $0x5555555555555555
-DATA c85<>+40(SB)/8, $0x5555555555555555
-DATA c85<>+48(SB)/8, $0x5555555555555555
-DATA c85<>+56(SB)/8, $0x5555555555555555
-GLOBL c85<>(SB), RODATA|NOPTR, $64
-
-DATA c170<>+0(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+8(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+16(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+24(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+32(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+40(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+48(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA c170<>+56(SB)/8, $0xaaaaaaaaaaaaaaaa
-GLOBL c170<>(SB), RODATA|NOPTR, $64
-
-DATA ones8<>+0(SB)/8, $0x0101010101010101
-DATA ones8<>+8(SB)/8, $0x0101010101010101
-DATA ones8<>+16(SB)/8, $0x0101010101010101
-DATA ones8<>+24(SB)/8, $0x0101010101010101
-DATA ones8<>+32(SB)/8, $0x0101010101010101
-DATA ones8<>+40(SB)/8, $0x0101010101010101
-DATA ones8<>+48(SB)/8, $0x0101010101010101
-DATA ones8<>+56(SB)/8, $0x0101010101010101
-GLOBL ones8<>(SB), RODATA|NOPTR, $64
-
-DATA x80<>+0(SB)/8, $0x8080808080808080
-DATA x80<>+8(SB)/8, $0x8080808080808080
-DATA x80<>+16(SB)/8, $0x8080808080808080
-DATA x80<>+24(SB)/8, $0x8080808080808080
-GLOBL x80<>(SB), RODATA|NOPTR, $32
-
-DATA s85<>+0(SB)/8, $0xd5d5d5d5d5d5d5d5
-DATA s85<>+8(SB)/8, $0xd5d5d5d5d5d5d5d5
-DATA s85<>+16(SB)/8, $0xd5d5d5d5d5d5d5d5
-DATA s85<>+24(SB)/8, $0xd5d5d5d5d5d5d5d5
-GLOBL s85<>(SB), RODATA|NOPTR, $32
-
-DATA s170<>+0(SB)/8, $0x2a2a2a2a2a2a2a2a
-DATA s170<>+8(SB)/8, $0x2a2a2a2a2a2a2a2a
-DATA s170<>+16(SB)/8, $0x2a2a2a2a2a2a2a2a
-DATA s170<>+24(SB)/8, $0x2a2a2a2a2a2a2a2a
-GLOBL s170<>(SB), RODATA|NOPTR, $32
-
-// VPMASKMOVD masks: the first 7 dwords (PTQ1_0's 28 bytes) and the first 5
-// (TQ1_0's 20 bytes of stage B and qh).
-DATA mask7d<>+0(SB)/8, $0xffffffffffffffff
-DATA mask7d<>+8(SB)/8, $0xffffffffffffffff
-DATA mask7d<>+16(SB)/8, $0xffffffffffffffff
-DATA mask7d<>+24(SB)/8, $0x00000000ffffffff
-GLOBL mask7d<>(SB), RODATA|NOPTR, $32
-
-DATA mask5d<>+0(SB)/8, $0xffffffffffffffff
-DATA mask5d<>+8(SB)/8, $0xffffffffffffffff
-DATA mask5d<>+16(SB)/8, $0x00000000ffffffff
-DATA mask5d<>+24(SB)/8, $0x0000000000000000
-GLOBL mask5d<>(SB), RODATA|NOPTR, $32
 
 // AVX2: trits of the bytes in reg (p·3^n) into codes in Y2; Y9/Y8/Y7 hold
 // 0x80, 0xD5, 0x2A; clobbers Y5, Y6.

@@ -142,7 +142,7 @@ func TestTiers(t *testing.T) {
 	defer p.Close()
 	for _, f := range quant.All {
 		cols := 512
-		for _, n := range []int{1, 3} {
+		for _, n := range []int{1, 5} { // 5 = one four-row step and one single row
 			w := randMatrix(t, f, 37, cols, rng)
 			var a Acts
 			p.Quantize(&a, randActs(n, cols, rng), n, cols)
@@ -207,13 +207,14 @@ func TestMatMulVsFloat(t *testing.T) {
 }
 
 // TestLargeMatMul runs the tiled n > 1 path across tile edges and checks
-// it equals n separate matrix-vector products bit for bit.
+// it equals n separate matrix-vector products bit for bit (the four-row
+// kernels keep the single-row association).
 func TestLargeMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)
 	defer p.Close()
-	for _, f := range []*quant.Format{quant.Q2_0, quant.TQ2_0, quant.F16} {
-		const cols = 11264 // a tile of 256 KiB holds only a few rows
+	for _, f := range []*quant.Format{quant.Q2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0, quant.PTQ1_0, quant.TQ1_0, quant.F16} {
+		const cols = 11264 // a multiple of 256; a 256 KiB tile holds only a few rows
 		n := 7
 		w := randMatrix(t, f, rowTile*2+3, cols, rng)
 		x := randActs(n, cols, rng)

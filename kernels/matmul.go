@@ -47,7 +47,7 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 		panic(fmt.Sprintf("kernels: %s needs int8 activations; %d columns is not a multiple of %d", w.Format.Name, a.cols, qk))
 	}
 	w.check(dst, a.n)
-	dot, simd := k.pick(tier)
+	dot, dot4, simd := k.pick(tier)
 	if simd {
 		switch w.Format {
 		case quant.PTQ1_0, quant.TQ1_0:
@@ -74,7 +74,18 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 			for r0 := lo * rowTile; r0 < min(rows, hi*rowTile); r0 += rowTile {
 				for r := r0; r < min(rows, r0+rowTile); r++ {
 					row := w.row(r)
-					for i := i0; i < i1; i++ {
+					i := i0
+					if dot4 != nil {
+						var out [4]float32
+						for ; i+4 <= i1; i += 4 {
+							dot4(row, a, i, &out)
+							dst[i*rows+r] = out[0]
+							dst[(i+1)*rows+r] = out[1]
+							dst[(i+2)*rows+r] = out[2]
+							dst[(i+3)*rows+r] = out[3]
+						}
+					}
+					for ; i < i1; i++ {
 						dst[i*rows+r] = dot(row, a, i)
 					}
 				}
