@@ -109,18 +109,18 @@ func q2Codec(elems int) *ternary {
 	return &ternary{
 		codes: mask2Bit,
 		unpack: func(codes []uint8, blk []byte) uint16 {
-			qs := blk[2 : 2+elems/4]
-			for j := range codes {
-				codes[j] = qs[j/4] >> (2 * (j % 4)) & 3
+			for i, b := range blk[2 : 2+elems/4] {
+				c := codes[4*i : 4*i+4]
+				c[0], c[1], c[2], c[3] = b&3, b>>2&3, b>>4&3, b>>6
 			}
 			return binary.LittleEndian.Uint16(blk)
 		},
 		pack: func(blk []byte, codes []uint8, d uint16) {
 			binary.LittleEndian.PutUint16(blk, d)
 			qs := blk[2 : 2+elems/4]
-			clear(qs)
-			for j, c := range codes {
-				qs[j/4] |= c << (2 * (j % 4))
+			for i := range qs {
+				c := codes[4*i : 4*i+4]
+				qs[i] = c[0] | c[1]<<2 | c[2]<<4 | c[3]<<6
 			}
 		},
 		// ggml clamps to 0..3 although finite input never rounds to 3.
@@ -134,18 +134,23 @@ func q1_0Codec(elems int) *ternary {
 	return &ternary{
 		codes: maskBinary,
 		unpack: func(codes []uint8, blk []byte) uint16 {
-			qs := blk[2 : 2+elems/8]
-			for j := range codes {
-				codes[j] = (qs[j/8] >> (j % 8) & 1) * 2
+			for i, b := range blk[2 : 2+elems/8] {
+				c := codes[8*i : 8*i+8]
+				for k := range c {
+					c[k] = (b >> k & 1) * 2
+				}
 			}
 			return binary.LittleEndian.Uint16(blk)
 		},
 		pack: func(blk []byte, codes []uint8, d uint16) {
 			binary.LittleEndian.PutUint16(blk, d)
 			qs := blk[2 : 2+elems/8]
-			clear(qs)
-			for j, c := range codes {
-				qs[j/8] |= c >> 1 << (j % 8)
+			for i := range qs {
+				var b uint8
+				for k, c := range codes[8*i : 8*i+8] {
+					b |= c >> 1 << k
+				}
+				qs[i] = b
 			}
 		},
 		// ggml's quantize_row_q1_0_ref: d is the mean |x| (summed in
@@ -170,15 +175,17 @@ func tq2_0Codec(int) *ternary {
 	return &ternary{
 		codes: mask2Bit,
 		unpack: func(codes []uint8, blk []byte) uint16 {
-			for e := range codes {
-				codes[e] = blk[32*(e/128)+e%32] >> (2 * (e % 128 / 32)) & 3
+			for i, b := range blk[:64] {
+				// byte 32c+m holds elements 128c+m, +32, +64, +96.
+				e := 128*(i/32) + i%32
+				codes[e], codes[e+32], codes[e+64], codes[e+96] = b&3, b>>2&3, b>>4&3, b>>6
 			}
 			return binary.LittleEndian.Uint16(blk[64:])
 		},
 		pack: func(blk []byte, codes []uint8, d uint16) {
-			clear(blk[:64])
-			for e, c := range codes {
-				blk[32*(e/128)+e%32] |= c << (2 * (e % 128 / 32))
+			for i := range 64 {
+				e := 128*(i/32) + i%32
+				blk[i] = codes[e] | codes[e+32]<<2 | codes[e+64]<<4 | codes[e+96]<<6
 			}
 			binary.LittleEndian.PutUint16(blk[64:], d)
 		},
@@ -210,6 +217,16 @@ func trit(b uint8, n int) uint8 {
 	return uint8(uint16(p) * 3 >> 8)
 }
 
+// tritsOf[b] holds the five trits of byte b, for fast unpacking.
+var tritsOf = func() (t [256][5]uint8) {
+	for b := range t {
+		for n := range t[b] {
+			t[b][n] = trit(uint8(b), n)
+		}
+	}
+	return t
+}()
+
 // packTrits returns the byte for trits t[0], t[stride], ... (count of them,
 // 4 or 5; a 4-trit byte is shifted up by one trit as ggml does).
 func packTrits(t []uint8, stride, count int) uint8 {
@@ -230,16 +247,18 @@ func tritCodec(l tritLayout) *ternary {
 		unpack: func(codes []uint8, blk []byte) uint16 {
 			base := 0
 			for _, s := range l.stages {
-				for n := range 5 {
-					for m := range s.width {
-						codes[base+s.width*n+m] = trit(blk[s.off+m], n)
+				for m, b := range blk[s.off : s.off+s.width] {
+					t := &tritsOf[b]
+					for n := range 5 {
+						codes[base+s.width*n+m] = t[n]
 					}
 				}
 				base += 5 * s.width
 			}
-			for n := range 4 {
-				for h := range l.qh.width {
-					codes[base+l.qh.width*n+h] = trit(blk[l.qh.off+h], n)
+			for h, b := range blk[l.qh.off : l.qh.off+l.qh.width] {
+				t := &tritsOf[b]
+				for n := range 4 {
+					codes[base+l.qh.width*n+h] = t[n]
 				}
 			}
 			return binary.LittleEndian.Uint16(blk[l.dOff:])

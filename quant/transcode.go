@@ -3,6 +3,7 @@ package quant
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 var (
@@ -81,10 +82,13 @@ func Transcode(dst, src *Format, data []byte, rowLen int) ([]byte, error) {
 			blk := data[b*src.BlockBytes:]
 			cs := codes[k*src.BlockElems : (k+1)*src.BlockElems]
 			scales[k] = src.tern.unpack(cs, blk)
+			var seen uint8
 			for _, v := range cs {
-				if dst.tern.codes>>v&1 == 0 {
-					return nil, fail(b, ErrLossy, "value %s has no code in %s", codeName[v], dst.Name)
-				}
+				seen |= 1 << v
+			}
+			if bad := seen &^ dst.tern.codes; bad != 0 {
+				v := bits.TrailingZeros8(bad)
+				return nil, fail(b, ErrLossy, "value %s has no code in %s", codeName[v], dst.Name)
 			}
 		}
 		for j := range dPer {
