@@ -60,6 +60,44 @@ func TestSoftmax(t *testing.T) {
 	})
 }
 
+func TestMax(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		if got := active.max(nil); !math.IsInf(float64(got), -1) {
+			t.Errorf("max of nothing = %v, want -Inf", got)
+		}
+		for _, n := range testLengths[1:] {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = -float32(i%5) - 1
+			}
+			for _, at := range []int{0, n / 2, n - 1} {
+				x[at] = 7
+				if got := active.max(x); got != 7 {
+					t.Fatalf("n=%d, max at %d: got %v", n, at, got)
+				}
+				x[at] = -1
+			}
+		}
+	})
+}
+
+func TestSoftmaxNaN(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		for _, x := range [][]float32{
+			{float32(math.Inf(-1)), float32(math.Inf(-1))},
+			{1, 2, float32(math.NaN()), 3, 4, 5, 6, 7, 8, 9, 10},
+			{float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+		} {
+			Softmax(x)
+			for i, v := range x {
+				if v == v {
+					t.Fatalf("Softmax result [%d] = %v, want NaN", i, v)
+				}
+			}
+		}
+	})
+}
+
 func TestActivations(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	x := []float32{-100, -20.5, -3, -1, -1e-3, 0, 1e-3, 0.5, 1, 3, 19.9, 20, 20.5, 100,

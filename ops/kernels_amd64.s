@@ -492,7 +492,8 @@ EXPCONST(352, $0x3f800000) // 1.0
 EXPCONST(384, $0x3f800000) // 127<<23, the exponent bias in place
 EXPCONST(416, $0x80000000) // sign bit
 EXPCONST(448, $0x7f800000) // +Inf
-GLOBL expc<>(SB), RODATA|NOPTR, $480
+DATA expc<>+480(SB)/4, $0xff800000 // -Inf, one lane
+GLOBL expc<>(SB), RODATA|NOPTR, $484
 
 // EXPY0 sets Y0 = e^Y0 lane by lane, as expf does; it clobbers Y1–Y6.
 // VMINPS returns its second Intel operand (here x) when either is NaN, so
@@ -638,4 +639,49 @@ loop:
 
 done:
 	VZEROUPPER
+	RET
+
+// func maxAVX2(x []float32) float32
+// Returns the largest element of x, or -Inf when x is empty; len(x) a
+// multiple of 8. (VMAXPS returns its second Intel operand when either is
+// NaN, so a NaN element may or may not win, as with the scalar code.)
+TEXT ·maxAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS expc<>+480(SB), Y0
+	VMOVAPS      Y0, Y1
+	VMOVAPS      Y0, Y2
+	VMOVAPS      Y0, Y3
+
+loop32:
+	CMPQ   CX, $32
+	JB     loop8
+	VMAXPS (SI), Y0, Y0
+	VMAXPS 32(SI), Y1, Y1
+	VMAXPS 64(SI), Y2, Y2
+	VMAXPS 96(SI), Y3, Y3
+	ADDQ   $128, SI
+	SUBQ   $32, CX
+	JMP    loop32
+
+loop8:
+	CMPQ   CX, $8
+	JB     reduce
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	SUBQ   $8, CX
+	JMP    loop8
+
+reduce:
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VMAXSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
 	RET

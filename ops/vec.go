@@ -65,6 +65,7 @@ type kernelSet struct {
 	fwhtStage func(x []float32, h int)
 	f16ToF32  func(dst []float32, src []byte)
 	f32ToF16  func(dst []byte, src []float32)
+	max       func(x []float32) float32
 	expSubSum func(x []float32, m float32) float64
 	sigmoid   func(dst, x []float32)
 	silu      func(dst, x []float32)
@@ -83,6 +84,7 @@ var genericKernels = kernelSet{
 	fwhtStage: fwhtStageGeneric,
 	f16ToF32:  f16ToF32Generic,
 	f32ToF16:  f32ToF16Generic,
+	max:       maxGeneric,
 	expSubSum: expSubSumGeneric,
 	sigmoid:   sigmoidGeneric,
 	silu:      siluGeneric,
