@@ -1,0 +1,261 @@
+package qwen35
+
+import (
+	"fmt"
+
+	"trit/hadamard"
+	"trit/model"
+	"trit/ops"
+)
+
+// scratch holds the activations of one Forward call, grown as needed and
+// reused so that decoding allocates little per token.
+type scratch struct {
+	x, xn, y               []float32
+	qkv, conv, z, b, a, ba []float32
+	o, gated               []float32
+	qg, q, gate, k, v, att []float32
+	ffnGate, ffnUp         []float32
+	rows, logits           []float32
+	in, mid                hadamard.Site
+	perm                   []int // tiled → grouped value-head order of ssm_out's input
+	tab                    []float32
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// mul multiplies the site's input (rotated if p is) by p.
+func mul(p proj, s *hadamard.Site, dst []float32, n int) error {
+	x, err := s.Input(p.rotated)
+	if err != nil {
+		return err
+	}
+	p.Forward(dst, x, n)
+	return nil
+}
+
+// Forward implements model.Model. It is not safe for concurrent use.
+func (m *Model) Forward(steps []model.Step) error {
+	n := 0
+	for i := range steps {
+		st, ok := steps[i].State.(*state)
+		if !ok {
+			return fmt.Errorf("qwen35: step %d: state of another model", i)
+		}
+		for j := range i {
+			if steps[j].State == steps[i].State {
+				return fmt.Errorf("qwen35: steps %d and %d share a state", j, i)
+			}
+		}
+		if len(steps[i].Tokens) == 0 {
+			return fmt.Errorf("qwen35: step %d: no tokens", i)
+		}
+		if st.pos+len(steps[i].Tokens) > st.cap {
+			return fmt.Errorf("qwen35: step %d: %d tokens past position %d exceed the context of %d", i, len(steps[i].Tokens), st.pos, st.cap)
+		}
+		for _, t := range steps[i].Tokens {
+			if t < 0 || t >= m.info.Vocab {
+				return fmt.Errorf("qwen35: step %d: token %d out of range [0,%d)", i, t, m.info.Vocab)
+			}
+		}
+		n += len(steps[i].Tokens)
+	}
+	H := m.hidden
+	s := &m.scratch
+	s.x = grow(s.x, n*H)
+	s.xn = grow(s.xn, n*H)
+	s.y = grow(s.y, n*H)
+	i := 0
+	for _, step := range steps {
+		for _, t := range step.Tokens {
+			m.embd.Row(t, s.x[i*H:(i+1)*H])
+			i++
+		}
+	}
+	if m.embdInv {
+		if err := m.rot.Inverse(s.x, H); err != nil {
+			return err
+		}
+	}
+	for li := range m.layers {
+		l := &m.layers[li]
+		m.norm(s.xn, s.x, l.attnNorm, n)
+		s.in.Bind(m.rot, s.xn, H)
+		var err error
+		if l.dn != nil {
+			err = m.deltaNet(l, steps, n)
+		} else {
+			err = m.attention(l, steps, n)
+		}
+		if err != nil {
+			return err
+		}
+		ops.Add(s.x, s.x, s.y)
+		m.norm(s.xn, s.x, l.postNorm, n)
+		if err := m.mlp(l, n); err != nil {
+			return err
+		}
+		ops.Add(s.x, s.x, s.y)
+	}
+	for _, step := range steps {
+		step.State.(*state).pos += len(step.Tokens)
+	}
+	return m.head(steps, n)
+}
+
+// norm applies RMSNorm with weight w to n rows of x.
+func (m *Model) norm(dst, x, w []float32, n int) {
+	H := m.hidden
+	m.pool.For(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			ops.RMSNorm(dst[r*H:(r+1)*H], x[r*H:(r+1)*H], w, m.eps)
+		}
+	})
+}
+
+// mlp computes s.y = down(silu(gate(xn)) · up(xn)).
+func (m *Model) mlp(l *layer, n int) error {
+	s := &m.scratch
+	s.ffnGate = grow(s.ffnGate, n*m.ffn)
+	s.ffnUp = grow(s.ffnUp, n*m.ffn)
+	s.in.Bind(m.rot, s.xn, m.hidden)
+	if err := mul(l.gate, &s.in, s.ffnGate, n); err != nil {
+		return err
+	}
+	if err := mul(l.up, &s.in, s.ffnUp, n); err != nil {
+		return err
+	}
+	ops.SwiGLU(s.ffnGate, s.ffnGate, s.ffnUp)
+	s.mid.Permute = nil
+	s.mid.Bind(m.rot, s.ffnGate, m.ffn)
+	return mul(l.down, &s.mid, s.y, n)
+}
+
+// attention computes s.y for a gated full-attention layer: q (with its
+// per-head gate), k, v; q/k RMSNorm; partial NEOX RoPE; causal GQA
+// attention over the cache; output × sigmoid(gate); output projection.
+func (m *Model) attention(l *layer, steps []model.Step, n int) error {
+	s := &m.scratch
+	a := l.at
+	hd := m.attn.HeadDim
+	heads, kvHeads := m.attn.Heads, m.attn.KVHeads
+	qd, kvd := heads*hd, kvHeads*hd
+	s.qg = grow(s.qg, n*2*qd)
+	s.q = grow(s.q, n*qd)
+	s.gate = grow(s.gate, n*qd)
+	s.k = grow(s.k, n*kvd)
+	s.v = grow(s.v, n*kvd)
+	s.att = grow(s.att, n*qd)
+	for _, p := range []struct {
+		w   proj
+		dst []float32
+	}{{a.q, s.qg}, {a.k, s.k}, {a.v, s.v}} {
+		if err := mul(p.w, &s.in, p.dst, n); err != nil {
+			return err
+		}
+	}
+	// Rows of attn_q are [query (hd) | gate (hd)] per head.
+	for r := range n {
+		for h := range heads {
+			src := s.qg[(r*heads+h)*2*hd:]
+			copy(s.q[(r*heads+h)*hd:(r*heads+h+1)*hd], src[:hd])
+			copy(s.gate[(r*heads+h)*hd:(r*heads+h+1)*hd], src[hd:2*hd])
+		}
+	}
+	s.tab = grow(s.tab, m.rope.TableLen())
+	r := 0
+	for _, step := range steps {
+		st := step.State.(*state)
+		kv := &st.kv[l.kv]
+		for j := range step.Tokens {
+			pos := st.pos + j
+			q := s.q[r*qd : (r+1)*qd]
+			k := s.k[r*kvd : (r+1)*kvd]
+			for h := range heads {
+				ops.RMSNorm(q[h*hd:(h+1)*hd], q[h*hd:(h+1)*hd], a.qNorm, m.eps)
+			}
+			for h := range kvHeads {
+				ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], a.kNorm, m.eps)
+			}
+			tab := m.rope.Table(pos, s.tab)
+			m.rope.ApplyTable(q, heads, tab)
+			m.rope.ApplyTable(k, kvHeads, tab)
+			copy(kv.K[pos*kvd:(pos+1)*kvd], k)
+			copy(kv.V[pos*kvd:(pos+1)*kvd], s.v[r*kvd:(r+1)*kvd])
+			r++
+		}
+	}
+	r = 0
+	for _, step := range steps {
+		st := step.State.(*state)
+		nt := len(step.Tokens)
+		m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
+		r += nt
+	}
+	ops.Sigmoid(s.gate, s.gate)
+	ops.Mul(s.att, s.att, s.gate)
+	s.mid.Permute = nil
+	s.mid.Bind(m.rot, s.att, qd)
+	return mul(a.o, &s.mid, s.y, n)
+}
+
+// head applies the final norm and the output matrix to the rows the steps
+// ask logits for.
+func (m *Model) head(steps []model.Step, n int) error {
+	s := &m.scratch
+	H := m.hidden
+	vocab := m.info.Vocab
+	var rows []int
+	r := 0
+	for i, st := range steps {
+		nt := len(st.Tokens)
+		if st.Logits != nil {
+			want := vocab
+			if st.All {
+				want = nt * vocab
+			}
+			if len(st.Logits) < want {
+				return fmt.Errorf("qwen35: step %d: logits buffer holds %d floats, need %d", i, len(st.Logits), want)
+			}
+			if st.All {
+				for j := range nt {
+					rows = append(rows, r+j)
+				}
+			} else {
+				rows = append(rows, r+nt-1)
+			}
+		}
+		r += nt
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	s.rows = grow(s.rows, len(rows)*H)
+	for i, row := range rows {
+		ops.RMSNorm(s.rows[i*H:(i+1)*H], s.x[row*H:(row+1)*H], m.outNorm, m.eps)
+	}
+	s.logits = grow(s.logits, len(rows)*vocab)
+	s.mid.Permute = nil
+	s.mid.Bind(m.rot, s.rows, H)
+	if err := mul(m.out, &s.mid, s.logits, len(rows)); err != nil {
+		return err
+	}
+	i := 0
+	for _, st := range steps {
+		if st.Logits == nil {
+			continue
+		}
+		k := 1
+		if st.All {
+			k = len(st.Tokens)
+		}
+		copy(st.Logits[:k*vocab], s.logits[i*vocab:(i+k)*vocab])
+		i += k
+	}
+	return nil
+}
