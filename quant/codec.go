@@ -20,6 +20,10 @@ var (
 // blocks checks that elems floats and nbytes bytes are the same whole
 // number of blocks of f and returns that number.
 func (f *Format) blocks(elems, nbytes int) (int, error) {
+	if f.decode == nil || f.BlockBytes <= 0 {
+		// A Format built outside the table has no codec.
+		return 0, fmt.Errorf("%w: %s is not a format of the table", ErrUnknownType, f.Name)
+	}
 	n := nbytes / f.BlockBytes
 	if nbytes%f.BlockBytes != 0 || elems != n*f.BlockElems {
 		return 0, fmt.Errorf("%w: %s: %d values and %d bytes (blocks of %d values in %d bytes)",
@@ -64,6 +68,9 @@ func (f *Format) Encode(dst []byte, src []float32) error {
 // that data is exactly n values long before allocating, so n may come from
 // an untrusted header.
 func Dequantize(f *Format, data []byte, n int64) ([]float32, error) {
+	if _, err := f.blocks(0, 0); err != nil {
+		return nil, err
+	}
 	size, err := f.RowBytes(n)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSize, err)

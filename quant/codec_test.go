@@ -140,6 +140,25 @@ func TestDecodeEncodeSizeErrors(t *testing.T) {
 	}
 }
 
+// A Format literal made outside the table has no codec: an error, not a
+// panic.
+func TestFormatWithoutCodec(t *testing.T) {
+	for _, f := range []*Format{{Name: "zero"}, {Name: "copy", BlockElems: 32, BlockBytes: 34}} {
+		if err := f.Decode(make([]float32, 32), make([]byte, 34)); !errors.Is(err, ErrUnknownType) {
+			t.Errorf("%s: Decode = %v", f.Name, err)
+		}
+		if err := f.Encode(make([]byte, 34), make([]float32, 32)); !errors.Is(err, ErrUnknownType) {
+			t.Errorf("%s: Encode = %v", f.Name, err)
+		}
+		if _, err := Dequantize(f, make([]byte, 34), 32); !errors.Is(err, ErrUnknownType) {
+			t.Errorf("%s: Dequantize = %v", f.Name, err)
+		}
+		if _, err := Transcode(Q2_0, f, make([]byte, 34), 128); !errors.Is(err, ErrNotTernary) {
+			t.Errorf("%s: Transcode = %v", f.Name, err)
+		}
+	}
+}
+
 func TestEncodeNonFinite(t *testing.T) {
 	for _, f := range All {
 		for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {

@@ -100,7 +100,7 @@ func ByName(name string) *Format {
 // RowBytes returns the byte size of n elements, or an error when n is not a
 // whole number of blocks.
 func (f *Format) RowBytes(n int64) (int64, error) {
-	if n < 0 || n%int64(f.BlockElems) != 0 {
+	if f.BlockElems <= 0 || n < 0 || n%int64(f.BlockElems) != 0 {
 		return 0, fmt.Errorf("quant: %s: %d elements is not a multiple of the block size %d", f.Name, n, f.BlockElems)
 	}
 	return n / int64(f.BlockElems) * int64(f.BlockBytes), nil
@@ -111,4 +111,5 @@ func (f *Format) BitsPerWeight() float64 {
 	return float64(f.BlockBytes*8) / float64(f.BlockElems)
 }
 
+// String returns the format's name.
 func (f *Format) String() string { return f.Name }
