@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"trit/kernels"
+	"trit/model"
+)
+
+// ModelDesc is the model part of a report row.
+type ModelDesc struct {
+	Name   string // file or shape name
+	Arch   string
+	Size   int64 // bytes of tensor data
+	Params int64
+	Type   string // weight formats, largest share first
+}
+
+// Describe returns the description of a loaded model under name. The type
+// lists the formats that hold at least 1% of the weight bytes, largest
+// first ("TQ2_0+Q6_K").
+func Describe(name string, info *model.Info) ModelDesc {
+	type share struct {
+		name  string
+		bytes int64
+	}
+	var shares []share
+	for n, b := range info.Types {
+		if b*100 >= info.WeightBytes {
+			shares = append(shares, share{n, b})
+		}
+	}
+	slices.SortFunc(shares, func(a, b share) int {
+		return cmp.Or(cmp.Compare(b.bytes, a.bytes), strings.Compare(a.name, b.name))
+	})
+	names := make([]string, len(shares))
+	for i, s := range shares {
+		names[i] = s.name
+	}
+	return ModelDesc{Name: name, Arch: info.Arch, Size: info.WeightBytes, Params: info.Params, Type: strings.Join(names, "+")}
+}
+
+// Row is one line of a report: a result with the model and the settings
+// it was measured with.
+type Row struct {
+	Model   ModelDesc
+	Threads int
+	KVType  string // attention cache element type
+	Result  *Result
+	Time    time.Time // when the measurement finished
+}
+
+// Record is a row in llama-bench's JSON field names, plus trit's memory
+// figures.
+type Record struct {
+	Model     string    `json:"model_filename"`
+	ModelType string    `json:"model_type"`
+	ModelSize int64     `json:"model_size"`
+	Params    int64     `json:"model_n_params"`
+	Arch      string    `json:"arch"`
+	Backend   string    `json:"backend"`
+	CPUTier   string    `json:"cpu_tier"`
+	Threads   int       `json:"n_threads"`
+	Batch     int       `json:"n_batch"`
+	TypeK     string    `json:"type_k"`
+	Prompt    int       `json:"n_prompt"`
+	Gen       int       `json:"n_gen"`
+	Depth     int       `json:"n_depth"`
+	Ctx       int       `json:"n_ctx"`
+	Test      string    `json:"test"`
+	Time      string    `json:"test_time"`
+	AvgNs     int64     `json:"avg_ns"`
+	StddevNs  int64     `json:"stddev_ns"`
+	AvgTs     float64   `json:"avg_ts"`
+	StddevTs  float64   `json:"stddev_ts"`
+	SamplesNs []int64   `json:"samples_ns"`
+	SamplesTs []float64 `json:"samples_ts"`
+	Memory
+}
+
+// Record returns the row's JSON record.
+func (r Row) Record() Record {
+	res := r.Result
+	ns := make([]float64, len(res.Samples))
+	samplesNs := make([]int64, len(res.Samples))
+	for i, d := range res.Samples {
+		ns[i] = float64(d.Nanoseconds())
+		samplesNs[i] = d.Nanoseconds()
+	}
+	avgNs, sdNs := meanSD(ns)
+	avgTs, sdTs := res.TokensPerSec()
+	return Record{
+		Model:     r.Model.Name,
+		ModelType: r.Model.Type,
+		ModelSize: r.Model.Size,
+		Params:    r.Model.Params,
+		Arch:      r.Model.Arch,
+		Backend:   "CPU",
+		CPUTier:   kernels.Tier(),
+		Threads:   r.Threads,
+		Batch:     res.Batch,
+		TypeK:     r.KVType,
+		Prompt:    res.Test.Prompt,
+		Gen:       res.Test.Gen,
+		Depth:     res.Test.Depth,
+		Ctx:       res.Ctx,
+		Test:      res.Test.Name(),
+		Time:      r.Time.UTC().Format(time.RFC3339),
+		AvgNs:     int64(avgNs),
+		StddevNs:  int64(sdNs),
+		AvgTs:     avgTs,
+		StddevTs:  sdTs,
+		SamplesNs: samplesNs,
+		SamplesTs: res.Rates(),
+		Memory:    res.Memory,
+	}
+}
+
+// WriteJSON writes rows as one indented JSON array, like llama-bench -o json.
+func WriteJSON(w io.Writer, rows []Row) error {
+	recs := make([]Record, len(rows))
+	for i, r := range rows {
+		recs[i] = r.Record()
+	}
+	b, err := json.MarshalIndent(recs, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteJSONL writes one row as a single line of JSON, like llama-bench -o
+// jsonl, so results can be streamed as they finish.
+func WriteJSONL(w io.Writer, r Row) error {
+	b, err := json.Marshal(r.Record())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Table writes rows as a markdown table in llama-bench's layout. With
+// memory set it adds the context, trit's KV and recurrent-state accounting
+// and the peak RSS.
+type Table struct {
+	w       io.Writer
+	memory  bool
+	started bool
+}
+
+// NewTable returns a table writer; rows are written as they are added.
+func NewTable(w io.Writer, memory bool) *Table { return &Table{w: w, memory: memory} }
+
+// Add writes one row (and the header before the first).
+func (t *Table) Add(r Row) error {
+	head := []string{"model", "size", "params", "backend", "threads", "type_k", "test", "t/s"}
+	right := []bool{false, true, true, false, true, false, true, true}
+	if t.memory {
+		head = append(head, "ctx", "KV", "recurrent", "scratch", "peak RSS")
+		right = append(right, true, true, true, true, true)
+	}
+	var b strings.Builder
+	if !t.started {
+		t.started = true
+		b.WriteString("|")
+		for _, h := range head {
+			b.WriteString(" " + h + " |")
+		}
+		b.WriteString("\n|")
+		for _, r := range right {
+			if r {
+				b.WriteString(" ---: |")
+			} else {
+				b.WriteString(" --- |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	mean, sd := r.Result.TokensPerSec()
+	cells := []string{
+		strings.TrimSpace(r.Model.Name + " " + r.Model.Type),
+		fmt.Sprintf("%.2f MiB", float64(r.Model.Size)/(1<<20)),
+		fmt.Sprintf("%.2f B", float64(r.Model.Params)/1e9),
+		"CPU (" + kernels.Tier() + ")",
+		fmt.Sprint(r.Threads),
+		r.KVType,
+		r.Result.Test.Name(),
+		fmt.Sprintf("%.2f ± %.2f", mean, sd),
+	}
+	if t.memory {
+		m := r.Result.Memory
+		peak := mib(m.PeakRSS)
+		if m.PeakRSS == 0 {
+			peak = "n/a"
+		}
+		cells = append(cells, fmt.Sprint(r.Result.Ctx), mib(m.KV), mib(m.Recurrent), mib(m.Scratch), peak)
+	}
+	b.WriteString("|")
+	for _, c := range cells {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
