@@ -52,10 +52,25 @@ func BenchmarkRMSNorm5120(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 3))
 	x, w := randVec(r, 5120), randVec(r, 5120)
 	dst := make([]float32, len(x))
-	b.SetBytes(4 * 5120)
-	for b.Loop() {
-		RMSNorm(dst, x, w, 1e-6)
-	}
+	forEachKernelSetB(b, func(b *testing.B) {
+		b.SetBytes(4 * 5120)
+		for b.Loop() {
+			RMSNorm(dst, x, w, 1e-6)
+		}
+	})
+}
+
+func BenchmarkSoftmax4096(b *testing.B) {
+	r := rand.New(rand.NewPCG(6, 6))
+	src := randVec(r, 4096)
+	x := make([]float32, len(src))
+	forEachKernelSetB(b, func(b *testing.B) {
+		b.SetBytes(4 * 4096)
+		for b.Loop() {
+			copy(x, src)
+			Softmax(x)
+		}
+	})
 }
 
 func BenchmarkHadamard(b *testing.B) {
@@ -102,10 +117,12 @@ func BenchmarkSwiGLU12288(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 5))
 	g, u := randVec(r, 12288), randVec(r, 12288)
 	dst := make([]float32, len(g))
-	b.SetBytes(4 * 12288)
-	for b.Loop() {
-		SwiGLU(dst, g, u)
-	}
+	forEachKernelSetB(b, func(b *testing.B) {
+		b.SetBytes(4 * 12288)
+		for b.Loop() {
+			SwiGLU(dst, g, u)
+		}
+	})
 }
 
 func BenchmarkF16ToF32(b *testing.B) {

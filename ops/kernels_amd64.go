@@ -43,6 +43,9 @@ func f32ToF16F16C(dst []byte, src []float32)
 func expSubSumAVX2(x []float32, m float32) float64
 
 //go:noescape
+func sumSquaresAVX2(x []float32) float64
+
+//go:noescape
 func maxAVX2(x []float32) float32
 
 //go:noescape
@@ -70,6 +73,7 @@ var avx2Kernels = kernelSet{
 	f16ToF32:  f16ToF32F16CTail,
 	f32ToF16:  f32ToF16F16CTail,
 	max:       maxAVX2Tail,
+	sumSq:     sumSquaresAVX2Tail,
 	expSubSum: expSubSumAVX2Tail,
 	sigmoid:   sigmoidAVX2Tail,
 	silu:      siluAVX2Tail,
@@ -167,6 +171,11 @@ func f32ToF16F16CTail(dst []byte, src []float32) {
 func expSubSumAVX2Tail(x []float32, m float32) float64 {
 	n := len(x) &^ 7
 	return expSubSumAVX2(x[:n], m) + expSubSumGeneric(x[n:], m)
+}
+
+func sumSquaresAVX2Tail(x []float32) float64 {
+	n := len(x) &^ 7
+	return sumSquaresAVX2(x[:n]) + sumSquaresGeneric(x[n:])
 }
 
 func maxAVX2Tail(x []float32) float32 {

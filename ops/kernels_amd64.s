@@ -685,3 +685,58 @@ reduce:
 	VZEROUPPER
 	MOVSS        X0, ret+24(FP)
 	RET
+
+// func sumSquaresAVX2(x []float32) float64
+// Returns Σ x[i]² with each square rounded to float32 and the sum kept in
+// float64, as ggml's norms compute it; len(x) a multiple of 8.
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+
+loop16:
+	CMPQ         CX, $16
+	JB           loop8
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VMULPS       Y0, Y0, Y0
+	VMULPS       Y1, Y1, Y1
+	VCVTPS2PD    X0, Y2
+	VADDPD       Y2, Y4, Y4
+	VEXTRACTF128 $1, Y0, X0
+	VCVTPS2PD    X0, Y2
+	VADDPD       Y2, Y5, Y5
+	VCVTPS2PD    X1, Y3
+	VADDPD       Y3, Y6, Y6
+	VEXTRACTF128 $1, Y1, X1
+	VCVTPS2PD    X1, Y3
+	VADDPD       Y3, Y7, Y7
+	ADDQ         $64, SI
+	SUBQ         $16, CX
+	JMP          loop16
+
+loop8:
+	CMPQ         CX, $8
+	JB           reduce
+	VMOVUPS      (SI), Y0
+	VMULPS       Y0, Y0, Y0
+	VCVTPS2PD    X0, Y2
+	VADDPD       Y2, Y4, Y4
+	VEXTRACTF128 $1, Y0, X0
+	VCVTPS2PD    X0, Y2
+	VADDPD       Y2, Y5, Y5
+
+reduce:
+	VADDPD       Y5, Y4, Y4
+	VADDPD       Y7, Y6, Y6
+	VADDPD       Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VADDPD       X5, X4, X4
+	VUNPCKHPD    X4, X4, X5
+	VADDSD       X5, X4, X4
+	VZEROUPPER
+	MOVSD        X4, ret+24(FP)
+	RET

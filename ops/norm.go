@@ -19,17 +19,13 @@ func RMSNorm(dst, x, weight []float32, eps float32) {
 	if len(x) == 0 {
 		return
 	}
-	mean := float32(sumSquares(x) / float64(len(x)))
+	mean := float32(active.sumSq(x) / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
-	if weight == nil {
-		for i, v := range x {
-			dst[i] = v * scale
-		}
-		return
-	}
-	weight = weight[:len(x)]
-	for i, v := range x {
-		dst[i] = v * scale * weight[i]
+	// (x·scale)·weight rounded twice, as ggml's rms_norm then mul do.
+	copy(dst, x)
+	Scale(dst, scale)
+	if weight != nil {
+		Mul(dst, dst, weight)
 	}
 }
 
@@ -41,18 +37,16 @@ func L2Norm(dst, x []float32, eps float32) {
 	if len(dst) != len(x) {
 		panic("ops: L2Norm: dst and x lengths differ")
 	}
-	norm := float32(math.Sqrt(float64(float32(sumSquares(x)))))
-	scale := 1 / max(norm, eps)
-	for i, v := range x {
-		dst[i] = v * scale
-	}
+	norm := float32(math.Sqrt(float64(float32(active.sumSq(x)))))
+	copy(dst, x)
+	Scale(dst, 1/max(norm, eps))
 }
 
-// sumSquares returns Σ x[i]² with each square rounded to float32 and the sum
-// kept in float64, which is what ggml's norms compute. Four partial sums
-// break the dependency chain; in float64 the reordering is invisible at
-// float32 precision.
-func sumSquares(x []float32) float64 {
+// sumSquaresGeneric returns Σ x[i]² with each square rounded to float32 and
+// the sum kept in float64, which is what ggml's norms compute. Four partial
+// sums break the dependency chain; in float64 the reordering is invisible
+// at float32 precision.
+func sumSquaresGeneric(x []float32) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(x); i += 4 {

@@ -8,7 +8,11 @@ import (
 
 func TestRMSNorm(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
-	for _, n := range []int{1, 3, 64, 255, 5120} {
+	forEachKernelSet(t, func(t *testing.T) { testRMSNorm(t, r) })
+}
+
+func testRMSNorm(t *testing.T, r *rand.Rand) {
+	for _, n := range []int{1, 3, 8, 15, 16, 17, 64, 255, 5120} {
 		x, w := randVec(r, n), randVec(r, n)
 		for _, weight := range [][]float32{nil, w} {
 			var ss float64
@@ -44,6 +48,10 @@ func TestRMSNormValues(t *testing.T) {
 }
 
 func TestL2Norm(t *testing.T) {
+	forEachKernelSet(t, testL2Norm)
+}
+
+func testL2Norm(t *testing.T) {
 	tests := []struct {
 		x, want []float32
 		eps     float32
@@ -53,12 +61,15 @@ func TestL2Norm(t *testing.T) {
 		{[]float32{1e-8, 0}, []float32{0.01, 0}, 1e-6},
 		{[]float32{0, 0, 0}, []float32{0, 0, 0}, 1e-6},
 		{[]float32{}, []float32{}, 1e-6},
+		{[]float32{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3, 3, 2}, // √(16+72+4) = √92
+			[]float32{.10426, .10426, .10426, .10426, .10426, .10426, .10426, .10426, .10426, .10426, .10426, .10426,
+				.10426, .10426, .10426, .10426, .31277, .31277, .31277, .31277, .31277, .31277, .31277, .31277, .20851}, 1e-6},
 	}
 	for _, tt := range tests {
 		got := make([]float32, len(tt.x))
 		L2Norm(got, tt.x, tt.eps)
 		for i := range got {
-			if math.Abs(float64(got[i]-tt.want[i])) > 1e-6 {
+			if math.Abs(float64(got[i]-tt.want[i])) > 1e-5 {
 				t.Errorf("L2Norm(%v) = %v, want %v", tt.x, got, tt.want)
 				break
 			}

@@ -66,6 +66,7 @@ type kernelSet struct {
 	f16ToF32  func(dst []float32, src []byte)
 	f32ToF16  func(dst []byte, src []float32)
 	max       func(x []float32) float32
+	sumSq     func(x []float32) float64
 	expSubSum func(x []float32, m float32) float64
 	sigmoid   func(dst, x []float32)
 	silu      func(dst, x []float32)
@@ -85,6 +86,7 @@ var genericKernels = kernelSet{
 	f16ToF32:  f16ToF32Generic,
 	f32ToF16:  f32ToF16Generic,
 	max:       maxGeneric,
+	sumSq:     sumSquaresGeneric,
 	expSubSum: expSubSumGeneric,
 	sigmoid:   sigmoidGeneric,
 	silu:      siluGeneric,
