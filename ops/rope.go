@@ -53,11 +53,15 @@ type RopeConfig struct {
 	OrigCtx int     // rope.scaling.original_context_length; YaRN only
 
 	// YaRN only. BetaFast and BetaSlow default to 32 and 1, ExtFactor
-	// (the weight of the extrapolation ramp) to 1.
+	// (the weight of the extrapolation ramp) to 1; a YaRN without the
+	// ramp is RopeScalingLinear.
 	BetaFast, BetaSlow, ExtFactor float64
-	// AttnFactor multiplies cos and sin (llama.cpp's attn_factor); 0 means 1.
-	// For YaRN the factor 1 + 0.1·ln Factor is applied on top of it, as
-	// ggml does, so 1 reproduces Hugging Face's attention_factor default.
+	// AttnFactor multiplies cos and sin; 0 means 1. For YaRN the factor
+	// 1 + 0.1·ln Factor is applied on top of it, as ggml does, so the
+	// default reproduces Hugging Face's attention_factor. To match llama.cpp
+	// set it from rope.scaling.attn_factor (default 1): llama.cpp folds the
+	// YaRN factor into its attn_factor and then cancels it against ggml's,
+	// which nets out to the same magnitude.
 	AttnFactor float64
 }
 
@@ -97,7 +101,7 @@ func NewRope(cfg RopeConfig) (*Rope, error) {
 		return bad("rotary dims %d is odd", dims)
 	case dims > maxRopeDims:
 		return bad("rotary dims %d exceeds %d", dims, maxRopeDims)
-	case !(cfg.Base > 1) || math.IsInf(cfg.Base, 0):
+	case !(cfg.Base > 1) || !finite32(cfg.Base):
 		return bad("frequency base %g", cfg.Base)
 	}
 	r := &Rope{
@@ -109,7 +113,7 @@ func NewRope(cfg RopeConfig) (*Rope, error) {
 		mscale:     1,
 	}
 	if cfg.AttnFactor != 0 {
-		if !(cfg.AttnFactor > 0) || math.IsInf(cfg.AttnFactor, 0) {
+		if !(cfg.AttnFactor > 0) || !finite32(cfg.AttnFactor) || float32(cfg.AttnFactor) == 0 {
 			return bad("attention factor %g", cfg.AttnFactor)
 		}
 		r.mscale = float32(cfg.AttnFactor)
@@ -121,10 +125,10 @@ func NewRope(cfg RopeConfig) (*Rope, error) {
 	default:
 		return bad("scaling %v", cfg.Scaling)
 	}
-	if !(cfg.Factor > 0) || math.IsInf(cfg.Factor, 0) {
+	r.freqScale = float32(1 / cfg.Factor)
+	if !(cfg.Factor > 0) || !finite32(cfg.Factor) || !finite32(1/cfg.Factor) || r.freqScale == 0 {
 		return bad("scaling factor %g", cfg.Factor)
 	}
-	r.freqScale = float32(1 / cfg.Factor)
 	if cfg.Scaling == RopeScalingLinear {
 		return r, nil
 	}
@@ -142,9 +146,9 @@ func NewRope(cfg RopeConfig) (*Rope, error) {
 	switch {
 	case cfg.OrigCtx <= 0:
 		return bad("YaRN original context %d", cfg.OrigCtx)
-	case !(betaFast > 0) || !(betaSlow > 0) || math.IsInf(betaFast, 0) || math.IsInf(betaSlow, 0):
+	case !(betaFast > 0) || !(betaSlow > 0) || !finite32(betaFast) || !finite32(betaSlow):
 		return bad("YaRN betas %g, %g", betaFast, betaSlow)
-	case !(ext > 0) || math.IsInf(ext, 0):
+	case !(ext > 0) || !finite32(ext):
 		return bad("YaRN extrapolation factor %g", ext)
 	}
 	low, high := yarnCorrDims(dims, cfg.OrigCtx, float32(cfg.Base), float32(betaFast), float32(betaSlow))
@@ -177,6 +181,9 @@ func yarnRamp(low, high float32, pair int) float32 {
 }
 
 func logf(x float32) float32 { return float32(math.Log(float64(x))) }
+
+// finite32 reports whether x stays finite as a float32.
+func finite32(x float64) bool { return !math.IsInf(float64(float32(x)), 0) && x == x }
 
 // HeadDim returns the number of elements per head.
 func (r *Rope) HeadDim() int { return r.headDim }

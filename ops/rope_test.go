@@ -205,6 +205,10 @@ func TestNewRopeErrors(t *testing.T) {
 		"negative attn":  func(c *RopeConfig) { c.AttnFactor = -1 },
 		"infinite attn":  func(c *RopeConfig) { c.AttnFactor = math.Inf(1) },
 		"infinite betas": func(c *RopeConfig) { c.BetaSlow = math.Inf(1) },
+		"float32 base":   func(c *RopeConfig) { c.Base = 1e300 },
+		"tiny factor":    func(c *RopeConfig) { c.Factor = 1e-300 },
+		"huge factor":    func(c *RopeConfig) { c.Factor = 1e300 },
+		"tiny attn":      func(c *RopeConfig) { c.AttnFactor = 1e-300 },
 	}
 	if _, err := NewRope(ok); err != nil {
 		t.Fatalf("valid config rejected: %v", err)
