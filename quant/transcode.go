@@ -34,13 +34,16 @@ func (e *TranscodeError) Error() string {
 func (e *TranscodeError) Unwrap() error { return e.Err }
 
 // Transcode rewrites data, rows of rowLen elements in ternary layout src,
-// into ternary layout dst, working on the codes and the fp16 scale bits
-// directly, so the result decodes to exactly the same floats.
+// into ternary layout dst (destination first, as in copy), working on the
+// codes and the fp16 scale bits directly, so the result decodes to exactly
+// the same floats. It returns a new slice.
 //
-// It fails with a *TranscodeError when that is impossible: a block of dst
-// would span source blocks whose scales differ (bit for bit), a value has
+// It fails with a *TranscodeError wrapping ErrLossy when a block of dst
+// would span source blocks whose scales differ (bit for bit) or a value has
 // no code in dst (0 in Q1_0; +2d, code 3 of the 2-bit layouts, in Q1_0 and
-// the base-3 packs), or rowLen is not a multiple of both block sizes.
+// the base-3 packs); wrapping ErrSize when rowLen is not a positive multiple
+// of both block sizes or data is not a whole number of rows; wrapping
+// ErrNotTernary when either layout is not ternary.
 //
 // A base-3 byte (TQ1_0, PTQ1_0) written by another encoder than ggml's may
 // be one of the few non-canonical encodings of its trits; it transcodes to
