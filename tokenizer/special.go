@@ -1,6 +1,9 @@
 package tokenizer
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // specialSet finds control, unknown and user-defined tokens in raw text, so
 // that they become single ids instead of being pre-tokenised.
@@ -73,4 +76,15 @@ func (s *specialSet) match(text string, parseSpecial bool) int32 {
 		}
 	}
 	return -1
+}
+
+// sortedBySize returns ids ordered by decreasing text length, then id.
+func sortedBySize(tokens []string, ids []int32) []int32 {
+	slices.SortFunc(ids, func(a, b int32) int {
+		if d := len(tokens[b]) - len(tokens[a]); d != 0 {
+			return d
+		}
+		return int(a - b)
+	})
+	return ids
 }

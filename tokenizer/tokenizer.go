@@ -11,7 +11,6 @@ package tokenizer
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 )
@@ -302,7 +301,12 @@ func (t *Tokenizer) initLlama() {
 				t.pieces[id] = s
 			}
 		default:
-			t.pieces[id] = strings.ReplaceAll(s, "▁", " ")
+			// Without token types a "<0xXX>" token is still the byte.
+			if b, ok := parseByteToken(s); ok && t.byteTok[b] == int32(id) {
+				t.pieces[id] = string([]byte{b})
+			} else {
+				t.pieces[id] = strings.ReplaceAll(s, "▁", " ")
+			}
 		}
 	}
 }
@@ -399,15 +403,4 @@ func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int {
 		prevSpecial = false
 	})
 	return out
-}
-
-// sortedBySize returns ids ordered by decreasing text length, then id.
-func sortedBySize(tokens []string, ids []int32) []int32 {
-	slices.SortFunc(ids, func(a, b int32) int {
-		if d := len(tokens[b]) - len(tokens[a]); d != 0 {
-			return d
-		}
-		return int(a - b)
-	})
-	return ids
 }

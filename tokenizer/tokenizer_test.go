@@ -427,3 +427,16 @@ func TestErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestLlamaWithoutTypes(t *testing.T) {
+	v := tinyLlama(map[string]float32{"▁": -1})
+	v.Types = nil
+	tok := mustNew(t, v)
+	ids := tok.Encode("é", EncodeOptions{})
+	if len(ids) != 3 || tok.Token(ids[1]) != "<0xC3>" {
+		t.Fatalf("Encode(é) = %v", ids)
+	}
+	if got := tok.Decode(ids); got != " é" {
+		t.Errorf("Decode = %q, want \" é\"", got)
+	}
+}
