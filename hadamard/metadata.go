@@ -84,6 +84,9 @@ func Parse(m Metadata) (*Declaration, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.SignMode != SignExplicit && d.SignMode != SignIdentity {
+		return nil, d.Validate()
+	}
 	if d.SignMode == SignExplicit {
 		widths, ok := m.Ints(KeyPrefix + "sign_widths")
 		if !ok {

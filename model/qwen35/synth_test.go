@@ -21,6 +21,7 @@ type synth struct {
 	ropeDims            int
 	hk, hv, dk, convK   int
 	vocab, nextn        int
+	tied                bool // no output.weight: the head is the embedding
 	seed                uint64
 }
 
@@ -100,7 +101,9 @@ func (c synth) write(t testing.TB, dir string) string {
 	}
 	H := c.hidden
 	mat("token_embd.weight", H, c.vocab)
-	mat("output.weight", H, c.vocab)
+	if !c.tied {
+		mat("output.weight", H, c.vocab)
+	}
 	norm("output_norm.weight", H)
 	kd, vd := c.hk*c.dk, c.hv*c.dk
 	attn := func(p string) {
