@@ -30,10 +30,7 @@ func BF16ToF32(dst []float32, src []byte) {
 	if len(src) != 2*len(dst) {
 		panic("ops: BF16ToF32: len(src) != 2*len(dst)")
 	}
-	src = src[:2*len(dst)]
-	for i := range dst {
-		dst[i] = half.BF16ToFloat32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
-	}
+	active.bf16ToF32(dst, src)
 }
 
 // F32ToBF16 encodes src as little-endian bfloat16 values in dst, rounding
@@ -54,6 +51,13 @@ func f16ToF32Generic(dst []float32, src []byte) {
 	src = src[:2*len(dst)]
 	for i := range dst {
 		dst[i] = half.ToFloat32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
+	}
+}
+
+func bf16ToF32Generic(dst []float32, src []byte) {
+	src = src[:2*len(dst)]
+	for i := range dst {
+		dst[i] = half.BF16ToFloat32(uint16(src[2*i]) | uint16(src[2*i+1])<<8)
 	}
 }
 

@@ -37,6 +37,9 @@ func fwhtStageAVX2(x []float32, h int)
 func f16ToF32F16C(dst []float32, src []byte)
 
 //go:noescape
+func bf16ToF32AVX2(dst []float32, src []byte)
+
+//go:noescape
 func f32ToF16F16C(dst []byte, src []float32)
 
 //go:noescape
@@ -72,6 +75,7 @@ var avx2Kernels = kernelSet{
 	fwhtStage: fwhtStageAVX2,
 	f16ToF32:  f16ToF32F16CTail,
 	f32ToF16:  f32ToF16F16CTail,
+	bf16ToF32: bf16ToF32AVX2Tail,
 	max:       maxAVX2Tail,
 	sumSq:     sumSquaresAVX2Tail,
 	expSubSum: expSubSumAVX2Tail,
@@ -160,6 +164,12 @@ func f16ToF32F16CTail(dst []float32, src []byte) {
 	n := len(dst) &^ 7
 	f16ToF32F16C(dst[:n], src[:2*n])
 	f16ToF32Generic(dst[n:], src[2*n:])
+}
+
+func bf16ToF32AVX2Tail(dst []float32, src []byte) {
+	n := len(dst) &^ 7
+	bf16ToF32AVX2(dst[:n], src[:2*n])
+	bf16ToF32Generic(dst[n:], src[2*n:])
 }
 
 func f32ToF16F16CTail(dst []byte, src []float32) {

@@ -65,6 +65,7 @@ type kernelSet struct {
 	fwhtStage func(x []float32, h int)
 	f16ToF32  func(dst []float32, src []byte)
 	f32ToF16  func(dst []byte, src []float32)
+	bf16ToF32 func(dst []float32, src []byte)
 	max       func(x []float32) float32
 	sumSq     func(x []float32) float64
 	expSubSum func(x []float32, m float32) float64
@@ -85,6 +86,7 @@ var genericKernels = kernelSet{
 	fwhtStage: fwhtStageGeneric,
 	f16ToF32:  f16ToF32Generic,
 	f32ToF16:  f32ToF16Generic,
+	bf16ToF32: bf16ToF32Generic,
 	max:       maxGeneric,
 	sumSq:     sumSquaresGeneric,
 	expSubSum: expSubSumGeneric,
