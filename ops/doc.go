@@ -10,11 +10,14 @@
 // ggml does, RoPE angles are formed in float32 the way ggml forms them, and
 // YaRN uses ggml's correction dims and ramp.
 //
-// On amd64 the vector primitives and the fp16 conversions have assembly
-// fast paths (AVX2+FMA, AVX-512, F16C) chosen at run time; the pure-Go
-// versions are always built and are forced by the purego build tag.
-// Results of the assembly and pure-Go paths can differ in the last bits
-// only where floating-point association differs (see Dot).
+// On amd64 the vector primitives, softmax, the activations, the norms'
+// sums of squares, the Hadamard butterflies and the fp16/bf16 conversions
+// have assembly fast paths (AVX2+FMA with F16C, and AVX-512 for Dot and
+// Axpy) chosen at run time; Implementation names the set in use. The
+// pure-Go versions are always built, run the same algorithms, and are
+// forced by the purego build tag. Results of the two paths differ only in
+// the last bits, where fused multiply-adds or summation order differ (see
+// Dot and Axpy).
 //
 // Length mismatches between slice arguments are programming errors and
 // panic with an "ops:" message, as crypto/cipher does; values that may come
