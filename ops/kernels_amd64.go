@@ -84,8 +84,10 @@ var avx2Kernels = kernelSet{
 	swiglu:    swigluAVX2Tail,
 }
 
-// avx512Kernels uses 512-bit vectors where they pay (the attention inner
-// loops Dot and Axpy) and the AVX2 kernels elsewhere.
+// avx512Kernels uses 512-bit vectors for the attention inner loops Dot and
+// Axpy and the AVX2 kernels elsewhere. CPUs with full-width 512-bit units
+// gain on long rows; AMD Zen 4, which splits each 512-bit operation in two,
+// runs them at AVX2 speed.
 var avx512Kernels = func() kernelSet {
 	k := avx2Kernels
 	k.name = "avx512"
