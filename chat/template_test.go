@@ -5,41 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+	"trit/internal/testdata"
 )
-
-// sharedTestdata returns ../shared/testdata relative to the repository root
-// (the directory holding go.mod), skipping the test when it is absent.
-func sharedTestdata(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the test directory; cannot locate ../shared/testdata")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "testdata", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data %s is absent: %v", p, err)
-	}
-	return p
-}
 
 // qwen3Template loads the chat_template field of the real Qwen3
 // tokenizer_config.json.
 func qwen3Template(t *testing.T) *Template {
 	t.Helper()
-	data, err := os.ReadFile(sharedTestdata(t, "tokenizers/qwen3/tokenizer_config.json"))
+	data, err := os.ReadFile(testdata.Path(t, "tokenizers/qwen3/tokenizer_config.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,38 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"trit/internal/testdata"
 
 	"trit/gguf"
 	"trit/quant"
 )
-
-// referenceDir returns ../shared/testdata/reference relative to the module
-// root, skipping the test when it is absent.
-func referenceDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("module root not found")
-		}
-		dir = filepath.Dir(dir)
-	}
-	ref := filepath.Join(dir, "..", "shared", "testdata", "reference")
-	if _, err := os.Stat(ref); err != nil {
-		t.Skipf("reference GGUF files not available (%s): %v", ref, err)
-	}
-	return ref
-}
 
 func open(t *testing.T, path string) *Report {
 	t.Helper()
@@ -80,7 +56,7 @@ func typeSum(r *Report, name string) TypeSum {
 // 7 matrices per layer of 32768+65536+65536+32768+3·131072 = 589824
 // weights, plus the 256×512 embedding; norms 256 + 3·(2·64 + 2·256).
 func TestReferenceQwen3Tern(t *testing.T) {
-	dir := referenceDir(t)
+	dir := testdata.Path(t, "reference")
 	const linear, embd, norms = 3 * 589824, 256 * 512, 256 + 3*(2*64+2*256)
 	tests := []struct {
 		file   string
@@ -138,7 +114,7 @@ func TestReferenceQwen3Tern(t *testing.T) {
 }
 
 func TestReferenceOthers(t *testing.T) {
-	dir := referenceDir(t)
+	dir := testdata.Path(t, "reference")
 	// qwen3-f32: untied output.weight adds a 22nd linear tensor.
 	r := open(t, filepath.Join(dir, "qwen3-f32.gguf"))
 	if r.Linear.Tensors != 22 || r.Linear.Elements != 3*589824+256*512 || r.Linear.Bits != 32 || r.Linear.Ternary != 0 {

@@ -3,39 +3,14 @@ package quant_test
 import (
 	"bytes"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"trit/internal/testdata"
 
 	"trit/gguf"
 	"trit/quant"
 )
-
-// referenceDir returns ../shared/testdata/reference relative to the module
-// root, skipping the test when it is absent.
-func referenceDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root (go.mod) not found above the package directory")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "testdata", "reference")
-	if _, err := os.Stat(ref); err != nil {
-		t.Skip("reference GGUF files not available: ../shared/testdata/reference (from the module root) is missing")
-	}
-	return ref
-}
 
 // tensor is one tensor of a reference file, decoded.
 type tensor struct {
@@ -96,7 +71,7 @@ var maxRelError = map[*quant.Format]float64{
 // the f32 weights with the reference encoders, which must reproduce the
 // bytes llama-quantize wrote.
 func TestReferenceFiles(t *testing.T) {
-	dir := referenceDir(t)
+	dir := testdata.Path(t, "reference")
 	paths, err := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no GGUF files in %s (%v)", dir, err)
@@ -178,7 +153,7 @@ func firstDiff(a, b []byte) int {
 // (Q2_0 group 128, PQ2_0, PTQ1_0) and back: the values must not change and
 // the original bytes must come back.
 func TestReferenceTranscode(t *testing.T) {
-	dir := referenceDir(t)
+	dir := testdata.Path(t, "reference")
 	for _, stem := range []string{"qwen3", "qwen35"} {
 		for _, kind := range []string{"Q2_0", "TQ2_0", "TQ1_0", "Q1_0"} {
 			name := stem + "-tern-" + kind
