@@ -188,7 +188,7 @@ func (t *Table) Add(r Row) error {
 	cells := []string{
 		strings.TrimSpace(r.Model.Name + " " + r.Model.Type),
 		fmt.Sprintf("%.2f MiB", float64(r.Model.Size)/(1<<20)),
-		fmt.Sprintf("%.2f B", float64(r.Model.Params)/1e9),
+		params(r.Model.Params),
 		"CPU (" + kernels.Tier() + ")",
 		fmt.Sprint(r.Threads),
 		r.KVType,
@@ -210,6 +210,15 @@ func (t *Table) Add(r Row) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(t.w, b.String())
 	return err
+}
+
+// params prints a parameter count as llama-bench does ("1.72 B"), in
+// millions below a billion.
+func params(n int64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.2f M", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.2f B", float64(n)/1e9)
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

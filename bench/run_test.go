@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -203,5 +204,68 @@ func TestDescribe(t *testing.T) {
 	d := Describe("m.gguf", info)
 	if d.Type != "TQ2_0+Q6_K" || d.Size != 1000 || d.Params != 5000 || d.Arch != "qwen3" {
 		t.Errorf("Describe: %+v", d)
+	}
+}
+
+func TestParseInts(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []int
+		ok   bool
+	}{
+		{"512", []int{512}, true},
+		{"1,2", []int{1, 2}, true},
+		{" 4096, 32768 ", []int{4096, 32768}, true},
+		{"", nil, false},
+		{"1,,2", nil, false},
+		{"-1", nil, false},
+		{"x", nil, false},
+	} {
+		got, err := ParseInts(tt.in)
+		if (err == nil) != tt.ok || len(got) != len(tt.want) {
+			t.Errorf("%q: %v, %v", tt.in, got, err)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("%q: %v, want %v", tt.in, got, tt.want)
+			}
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	names := func(items []Item) string {
+		var s []string
+		for _, it := range items {
+			s = append(s, fmt.Sprintf("%s/%d", it.Test.Name(), it.Ctx))
+		}
+		return strings.Join(s, ", ")
+	}
+	tests := []struct {
+		plan Plan
+		want string // "" for an error
+	}{
+		{Plan{Prompts: []int{512}, Gens: []int{128}}, "pp512/0, tg128/0"},
+		{Plan{Prompts: []int{0}, Gens: []int{16, 32}, Depths: []int{0, 100}}, "tg16/0, tg16 @ d100/0, tg32/0, tg32 @ d100/0"},
+		// --ctx fills to the end, capped at MaxFill.
+		{Plan{Prompts: []int{0}, Gens: []int{128}, Ctxs: []int{4096, 32768}, MaxFill: 8192},
+			"tg128 @ d3968/4096, tg128 @ d8192/32768"},
+		{Plan{Prompts: []int{512}, Gens: []int{0}, Ctxs: []int{256}, MaxFill: 8192}, ""},
+	}
+	for _, tt := range tests {
+		items, err := tt.plan.Items()
+		if tt.want == "" {
+			if !errors.Is(err, ErrTest) {
+				t.Errorf("%+v: got %v, want ErrTest", tt.plan, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(items); got != tt.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tt.plan, got, tt.want)
+		}
 	}
 }

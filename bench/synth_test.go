@@ -225,3 +225,18 @@ func TestTypesString(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFill measures the synthetic weight generator: MB/s of packed
+// blocks per format.
+func BenchmarkFill(b *testing.B) {
+	for f, l := range layouts {
+		b.Run(f.Name, func(b *testing.B) {
+			buf := make([]byte, (chunkBytes/f.BlockBytes)*f.BlockBytes)
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				l.fill(buf, f.BlockBytes, 0x3c00, rng)
+			}
+		})
+	}
+}

@@ -1,0 +1,413 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"trit/bench"
+	"trit/model"
+	"trit/quant"
+)
+
+func init() {
+	register(&command{
+		name:  "bench",
+		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
+		short: "measure prompt and generation speed and memory, like llama-bench",
+		run:   runBench,
+	})
+}
+
+const benchHelp = `Measures prompt processing (pp: -p tokens in -b sized forward passes)
+and token generation (tg: -n forward passes of one token) in tokens per
+second, mean ± sd over -r repetitions after a warm-up, each repetition on an
+empty cache. -p, -n, -t, -d, --ctx and --cache-type take comma lists.
+
+Synthetic models: --shape builds a temporary GGUF file (deleted afterwards,
+memory-mapped like a real file) with the exact architecture and tensor
+shapes of a Ternary Bonsai model and random ternary weights. Shapes:
+` + "  %s" + `
+Types: Q2_0 (Prism group-128, the Bonsai v1 format), PQ2_0, PTQ1_0, TQ2_0,
+TQ1_0, Q1_0. Convention: every matrix, the token embedding and the output
+head included, is in --type (as in the Bonsai v1 Q2_0 files and the
+"all tensors" llama.cpp rows of docs/peers.md); --embd-type and --head-type
+override the embedding and head (llama-quantize's default mix for
+TQ2_0/TQ1_0 is --embd-type Q4_K --head-type Q6_K). Norms and other small
+vectors are F32.
+
+--write-shape keeps such a file at OUT.gguf, so that other runtimes can be
+measured on the same bytes.
+
+--ctx: the state is allocated for each context size and filled to its end
+before the timed test (to at most --max-fill tokens: filling by real prefill
+is slow on a small CPU; -d sets the fill explicitly). The table then adds
+trit's accounting (KV cache, recurrent state, scratch = Go heap beyond the
+state) and the peak RSS of the timed repetitions (VmHWM, reset before them;
+it includes the resident pages of the mapped weights).
+`
+
+// intsFlag is a comma-list flag of non-negative integers.
+type intsFlag struct {
+	v   []int
+	set bool
+}
+
+func (f *intsFlag) String() string {
+	s := make([]string, len(f.v))
+	for i, n := range f.v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *intsFlag) Set(s string) error {
+	v, err := bench.ParseInts(s)
+	if err != nil {
+		return err
+	}
+	f.v, f.set = v, true
+	return nil
+}
+
+type benchOpts struct {
+	model, shapes, types, embdType, headType string
+	writeShape, dir, output                  string
+	prompts, gens, threads, depths, ctxs     intsFlag
+	cacheTypes                               string
+	reps, batch, maxFill                     int
+	seed                                     uint64
+	noWarmup, asJSON, asJSONL                bool
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	c := commands["bench"]
+	fs := newFlags(c, stderr)
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprintf(stderr, "\n"+benchHelp, strings.Join(bench.ShapeNames(), ", "))
+	}
+	o := benchOpts{
+		prompts: intsFlag{v: []int{512}},
+		gens:    intsFlag{v: []int{128}},
+		threads: intsFlag{v: []int{runtime.NumCPU()}},
+	}
+	fs.StringVar(&o.model, "m", "", "model `file` (GGUF)")
+	fs.StringVar(&o.model, "model", "", "same as -m")
+	fs.StringVar(&o.shapes, "shape", "", "synthetic model `shapes` (comma list; see below)")
+	fs.StringVar(&o.types, "type", "", "weight `types` of the synthetic models (comma list)")
+	fs.StringVar(&o.embdType, "embd-type", "", "token embedding `type` of synthetic models (default: --type)")
+	fs.StringVar(&o.headType, "head-type", "", "output head `type` of untied synthetic shapes (default: the embedding's)")
+	fs.StringVar(&o.writeShape, "write-shape", "", "write a synthetic model of this `shape` to the file argument and exit")
+	fs.StringVar(&o.dir, "dir", "", "`directory` for the temporary synthetic files (default: the system's)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of synthetic weights and prompt tokens")
+	fs.Var(&o.prompts, "p", "prompt `lengths` for pp tests (0: none)")
+	fs.Var(&o.prompts, "n-prompt", "same as -p")
+	fs.Var(&o.gens, "n", "generation `lengths` for tg tests (0: none)")
+	fs.Var(&o.gens, "n-gen", "same as -n")
+	fs.Var(&o.threads, "t", "thread `counts` (default: all cores)")
+	fs.Var(&o.threads, "threads", "same as -t")
+	fs.Var(&o.depths, "d", "cache `depths` filled before each test (default 0; with --ctx: to the end)")
+	fs.Var(&o.depths, "n-depth", "same as -d")
+	fs.Var(&o.ctxs, "ctx", "context `sizes`: allocate and fill the cache, report memory")
+	fs.IntVar(&o.maxFill, "max-fill", 8192, "most tokens a --ctx test fills by prefill")
+	fs.StringVar(&o.cacheTypes, "cache-type", "f16", "attention cache `types` (f16, f32)")
+	fs.StringVar(&o.cacheTypes, "ctk", "f16", "same as --cache-type")
+	fs.IntVar(&o.reps, "r", 5, "repetitions")
+	fs.IntVar(&o.reps, "repetitions", 5, "same as -r")
+	fs.IntVar(&o.batch, "b", 512, "tokens per forward pass in prompt processing")
+	fs.IntVar(&o.batch, "batch-size", 512, "same as -b")
+	fs.BoolVar(&o.noWarmup, "no-warmup", false, "skip the warm-up run")
+	fs.StringVar(&o.output, "o", "md", "output `format`: md, json or jsonl")
+	fs.BoolVar(&o.asJSON, "json", false, "same as -o json")
+	fs.BoolVar(&o.asJSONL, "jsonl", false, "same as -o jsonl")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	bad := func(format string, a ...any) error {
+		fmt.Fprintf(stderr, "trit bench: "+format+"\n", a...)
+		return errUsage
+	}
+	switch {
+	case o.asJSON && o.asJSONL:
+		return bad("--json and --jsonl exclude each other")
+	case o.asJSON:
+		o.output = "json"
+	case o.asJSONL:
+		o.output = "jsonl"
+	}
+	if o.output != "md" && o.output != "json" && o.output != "jsonl" {
+		return bad("unknown output format %q (md, json, jsonl)", o.output)
+	}
+	if o.writeShape != "" {
+		if fs.NArg() != 1 || o.model != "" || o.shapes != "" || strings.Contains(o.types, ",") {
+			return bad("--write-shape takes one --type and one output file argument")
+		}
+		return writeShape(&o, stderr, fs.Arg(0))
+	}
+	if fs.NArg() > 0 {
+		return bad("unexpected arguments %q", fs.Args())
+	}
+	if (o.model == "") == (o.shapes == "") {
+		return bad("give a model file (-m) or synthetic shapes (--shape)")
+	}
+	if o.reps <= 0 || o.batch <= 0 {
+		return bad("-r and -b must be positive")
+	}
+	for _, t := range o.threads.v {
+		if t <= 0 {
+			return bad("thread counts must be positive")
+		}
+	}
+	plan := bench.Plan{Prompts: o.prompts.v, Gens: o.gens.v, Ctxs: o.ctxs.v, MaxFill: o.maxFill}
+	if o.depths.set {
+		plan.Depths = o.depths.v
+	}
+	items, err := plan.Items()
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return bad("nothing to measure: -p and -n are all 0")
+	}
+	kvTypes := strings.Split(o.cacheTypes, ",")
+	for _, k := range kvTypes {
+		if k != "f16" && k != "f32" {
+			return bad("unknown cache type %q (f16, f32)", k)
+		}
+	}
+	sources, err := o.sources()
+	if err != nil {
+		fmt.Fprintf(stderr, "trit bench: %v\n", err)
+		return errUsage
+	}
+
+	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
+	for _, src := range sources {
+		if err := o.runSource(src, items, kvTypes, out, stderr); err != nil {
+			return err
+		}
+	}
+	return out.finish()
+}
+
+// source is a model to measure: a file, or a synthetic model to build.
+type source struct {
+	path  string
+	shape *bench.Shape
+	types bench.Types
+}
+
+func (o *benchOpts) sources() ([]source, error) {
+	if o.model != "" {
+		if o.types != "" || o.embdType != "" || o.headType != "" {
+			return nil, fmt.Errorf("--type, --embd-type and --head-type apply to --shape only")
+		}
+		return []source{{path: o.model}}, nil
+	}
+	if o.types == "" {
+		return nil, fmt.Errorf("--shape needs --type")
+	}
+	var srcs []source
+	for _, sn := range strings.Split(o.shapes, ",") {
+		s := bench.ShapeByName(strings.TrimSpace(sn))
+		if s == nil {
+			return nil, fmt.Errorf("unknown shape %q (known: %s)", sn, strings.Join(bench.ShapeNames(), ", "))
+		}
+		for _, tn := range strings.Split(o.types, ",") {
+			t, err := o.typesFor(tn)
+			if err != nil {
+				return nil, err
+			}
+			srcs = append(srcs, source{shape: s, types: t})
+		}
+	}
+	return srcs, nil
+}
+
+func (o *benchOpts) typesFor(weight string) (bench.Types, error) {
+	var t bench.Types
+	for _, e := range []struct {
+		name string
+		dst  **quant.Format
+	}{{weight, &t.Weight}, {o.embdType, &t.Embd}, {o.headType, &t.Head}} {
+		if e.name == "" {
+			continue
+		}
+		f := quant.ByName(strings.TrimSpace(e.name))
+		if f == nil {
+			return t, fmt.Errorf("unknown type %q", e.name)
+		}
+		*e.dst = f
+	}
+	if t.Weight == nil || !t.Weight.Ternary {
+		return t, fmt.Errorf("--type %q: synthetic layer weights must be ternary (Q2_0, PQ2_0, PTQ1_0, TQ2_0, TQ1_0, Q1_0)", weight)
+	}
+	return t, nil
+}
+
+func writeShape(o *benchOpts, stderr io.Writer, path string) error {
+	s := bench.ShapeByName(o.writeShape)
+	if s == nil {
+		fmt.Fprintf(stderr, "trit bench: unknown shape %q (known: %s)\n", o.writeShape, strings.Join(bench.ShapeNames(), ", "))
+		return errUsage
+	}
+	t, err := o.typesFor(o.types)
+	if err != nil {
+		fmt.Fprintf(stderr, "trit bench: %v\n", err)
+		return errUsage
+	}
+	t0 := time.Now()
+	if err := bench.WriteSyntheticFile(path, s, t, o.seed); err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "trit bench: wrote %s: %s %s, %.2f B parameters, %s, in %v\n",
+		path, s.Name, t, float64(s.Params())/1e9, humanBytes(st.Size()), time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+// tempFiles removes the synthetic files on exit, interrupted or not: a
+// 27B one is 7 GB.
+var tempFiles struct {
+	sync.Mutex
+	paths map[string]bool
+	once  sync.Once
+}
+
+func addTemp(path string) {
+	tempFiles.Lock()
+	defer tempFiles.Unlock()
+	if tempFiles.paths == nil {
+		tempFiles.paths = map[string]bool{}
+	}
+	tempFiles.paths[path] = true
+	tempFiles.once.Do(func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt)
+		go func() {
+			<-ch
+			tempFiles.Lock()
+			for p := range tempFiles.paths {
+				os.Remove(p)
+			}
+			os.Exit(130)
+		}()
+	})
+}
+
+func removeTemp(path string) {
+	tempFiles.Lock()
+	defer tempFiles.Unlock()
+	delete(tempFiles.paths, path)
+	os.Remove(path)
+}
+
+// build writes the synthetic model of src to a temporary file.
+func (o *benchOpts) build(src source, stderr io.Writer) (string, error) {
+	f, err := os.CreateTemp(o.dir, fmt.Sprintf("trit-bench-%s-%s-*.gguf", src.shape.Name, src.types.Weight.Name))
+	if err != nil {
+		return "", err
+	}
+	path := f.Name()
+	addTemp(path)
+	size, _ := bench.Size(src.shape, src.types)
+	fmt.Fprintf(stderr, "trit bench: writing synthetic %s %s (%s of weights) to %s\n", src.shape.Name, src.types, humanBytes(size), path)
+	t0 := time.Now()
+	// No fsync: the file is read back at once, from the page cache.
+	_, err = bench.WriteSynthetic(f, src.shape, src.types, o.seed)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		removeTemp(path)
+		return "", err
+	}
+	fmt.Fprintf(stderr, "trit bench: written in %v\n", time.Since(t0).Round(time.Millisecond))
+	return path, nil
+}
+
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, out *benchOutput, stderr io.Writer) error {
+	path, name := src.path, filepath.Base(src.path)
+	if src.shape != nil {
+		if !slices.Contains(model.Architectures(), src.shape.Arch) {
+			return fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
+				src.shape.Name, src.shape.Arch, strings.Join(model.Architectures(), ", "))
+		}
+		var err error
+		if path, err = o.build(src, stderr); err != nil {
+			return err
+		}
+		defer removeTemp(path)
+		name = src.shape.Name
+	}
+	for _, threads := range o.threads.v {
+		for _, kv := range kvTypes {
+			m, err := model.Load(path, model.Options{Threads: threads, KVType: kv})
+			if err != nil {
+				return err
+			}
+			desc := bench.Describe(name, m.Info())
+			if src.shape != nil {
+				desc.Type = src.types.String()
+			}
+			for _, it := range items {
+				fmt.Fprintf(stderr, "trit bench: %s %s, %d threads, %s cache: %s", name, desc.Type, threads, kv, it.Test.Name())
+				if it.Ctx > 0 {
+					fmt.Fprintf(stderr, ", context %d", it.Ctx)
+				}
+				fmt.Fprintln(stderr)
+				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup})
+				if err != nil {
+					m.Close()
+					return err
+				}
+				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: kv, Result: r, Time: time.Now()}); err != nil {
+					m.Close()
+					return err
+				}
+			}
+			if err := m.Close(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// benchOutput streams rows in the chosen format (json collects them).
+type benchOutput struct {
+	format string
+	w      io.Writer
+	table  *bench.Table
+	rows   []bench.Row
+}
+
+func (b *benchOutput) add(r bench.Row) error {
+	switch b.format {
+	case "jsonl":
+		return bench.WriteJSONL(b.w, r)
+	case "json":
+		b.rows = append(b.rows, r)
+		return nil
+	}
+	return b.table.Add(r)
+}
+
+func (b *benchOutput) finish() error {
+	if b.format == "json" {
+		return bench.WriteJSON(b.w, b.rows)
+	}
+	return nil
+}
