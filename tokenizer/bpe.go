@@ -139,9 +139,10 @@ const (
 
 // encodeByteLevel appends the ids of text (one raw fragment) for gpt2.
 func (t *Tokenizer) encodeByteLevel(out []int, text string) []int {
+	m := merger{pair: t.rankPair} // scratch shared by the words of text
 	for i := 0; i < len(text); {
 		j := t.scan(text, i)
-		for _, id := range t.bpeWord(text[i:j]) {
+		for _, id := range t.bpeWord(text[i:j], &m) {
 			out = append(out, int(id))
 		}
 		i = j
@@ -149,11 +150,11 @@ func (t *Tokenizer) encodeByteLevel(out []int, text string) []int {
 	return out
 }
 
-// bpeWord returns the ids of one pre-token for gpt2.
-func (t *Tokenizer) bpeWord(word string) []int32 {
+// bpeWord returns the ids of one pre-token for gpt2, using m as scratch.
+func (t *Tokenizer) bpeWord(word string, m *merger) []int32 {
 	if len(word) == 1 {
-		if id := t.byteTok[word[0]]; id >= 0 {
-			return []int32{id}
+		if b := word[0]; t.byteTok[b] >= 0 {
+			return t.byteTok[b : b+1 : b+1] // read-only, like cached results
 		}
 	}
 	cacheable := len(word) <= maxCachedWord
@@ -165,7 +166,7 @@ func (t *Tokenizer) bpeWord(word string) []int32 {
 			return ids
 		}
 	}
-	m := merger{syms: make([]symbol, 0, len(word)), pair: t.rankPair}
+	m.syms, m.heap = m.syms[:0], m.heap[:0]
 	for i := 0; i < len(word); i++ {
 		m.link(t.byteTok[word[i]], i, i+1)
 	}

@@ -379,7 +379,12 @@ func (t *Tokenizer) UNK() int { return t.unk }
 // Model returns the vocabulary's model, ModelGPT2 or ModelLlama.
 func (t *Tokenizer) Model() string { return t.model }
 
-// Encode returns the token ids of text.
+// Encode returns the token ids of text. Special tokens are matched first
+// (see EncodeOptions); each run of text between them is normalised to NFC
+// when the vocabulary asks for it, then split by the pre-tokenizer and
+// merged by BPE (gpt2), or escaped with "▁", given the dummy prefix when it
+// starts the text or follows a special token, and merged by score with
+// byte fallback (llama), as llama.cpp does.
 func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int {
 	var out []int
 	if opts.AddBOS && t.addBOS && t.bos >= 0 {
