@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"trit/model"
-	_ "trit/model/llama" // the qwen3 architecture of the tiny shape
+	_ "trit/model/llama"  // the qwen3 architecture of the tiny shape
+	_ "trit/model/qwen35" // the hybrid of tiny-qwen35
 	"trit/quant"
 )
 
-// loadTiny writes the tiny shape in format f and loads it.
-func loadTiny(t *testing.T, f *quant.Format) model.Model {
+// loadTiny writes a tiny shape in format f and loads it.
+func loadTiny(t *testing.T, shape string, f *quant.Format) model.Model {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := WriteSyntheticFile(path, ShapeByName("tiny"), Types{Weight: f}, 7); err != nil {
+	if err := WriteSyntheticFile(path, ShapeByName(shape), Types{Weight: f}, 7); err != nil {
 		t.Fatal(err)
 	}
 	m, err := model.Load(path, model.Options{Threads: 2})
@@ -30,40 +31,51 @@ func loadTiny(t *testing.T, f *quant.Format) model.Model {
 	return m
 }
 
+// Every weight type of both architectures runs, with the samples, context
+// and memory accounting asked for.
 func TestRun(t *testing.T) {
-	for _, f := range []*quant.Format{quant.Q2_0, quant.TQ2_0, quant.TQ1_0, quant.PTQ1_0, quant.PQ2_0, quant.Q1_0} {
-		m := loadTiny(t, f)
-		tests := []struct {
-			test    Test
-			cfg     Config
-			wantCtx int
-		}{
-			{Test{Prompt: 40}, Config{Reps: 2, Batch: 16}, 40},
-			{Test{Gen: 8}, Config{Reps: 3}, 8},
-			{Test{Gen: 4, Depth: 20}, Config{Reps: 2, Batch: 8, Ctx: 64}, 64},
+	for _, shape := range []string{"tiny", "tiny-qwen35"} {
+		for _, f := range []*quant.Format{quant.Q2_0, quant.TQ2_0, quant.TQ1_0, quant.PTQ1_0, quant.PQ2_0, quant.Q1_0} {
+			testRun(t, shape, f)
 		}
-		for _, tt := range tests {
-			r, err := Run(m, tt.test, tt.cfg)
-			if err != nil {
-				t.Fatalf("%s %s: %v", f.Name, tt.test.Name(), err)
-			}
-			if len(r.Samples) != tt.cfg.Reps || r.Ctx != tt.wantCtx {
-				t.Errorf("%s %s: %d samples, ctx %d; want %d, %d", f.Name, tt.test.Name(), len(r.Samples), r.Ctx, tt.cfg.Reps, tt.wantCtx)
-			}
-			mean, _ := r.TokensPerSec()
-			if mean <= 0 {
-				t.Errorf("%s %s: %v t/s", f.Name, tt.test.Name(), mean)
-			}
-			mem := r.Memory
-			if mem.KV <= 0 || mem.Weights != m.Info().WeightBytes || mem.Heap <= 0 {
-				t.Errorf("%s %s: memory %+v", f.Name, tt.test.Name(), mem)
-			}
+	}
+}
+
+func testRun(t *testing.T, shape string, f *quant.Format) {
+	m := loadTiny(t, shape, f)
+	tests := []struct {
+		test    Test
+		cfg     Config
+		wantCtx int
+	}{
+		{Test{Prompt: 40}, Config{Reps: 2, Batch: 16}, 40},
+		{Test{Gen: 8}, Config{Reps: 3}, 8},
+		{Test{Gen: 4, Depth: 20}, Config{Reps: 2, Batch: 8, Ctx: 64}, 64},
+	}
+	for _, tt := range tests {
+		r, err := Run(m, tt.test, tt.cfg)
+		if err != nil {
+			t.Fatalf("%s %s: %v", f.Name, tt.test.Name(), err)
+		}
+		if len(r.Samples) != tt.cfg.Reps || r.Ctx != tt.wantCtx {
+			t.Errorf("%s %s: %d samples, ctx %d; want %d, %d", f.Name, tt.test.Name(), len(r.Samples), r.Ctx, tt.cfg.Reps, tt.wantCtx)
+		}
+		mean, _ := r.TokensPerSec()
+		if mean <= 0 {
+			t.Errorf("%s %s: %v t/s", f.Name, tt.test.Name(), mean)
+		}
+		mem := r.Memory
+		if mem.KV <= 0 || mem.Weights != m.Info().WeightBytes || mem.Heap <= 0 {
+			t.Errorf("%s %s: memory %+v", f.Name, tt.test.Name(), mem)
+		}
+		if (mem.Recurrent > 0) != (shape == "tiny-qwen35") {
+			t.Errorf("%s %s %s: recurrent state %d bytes", shape, f.Name, tt.test.Name(), mem.Recurrent)
 		}
 	}
 }
 
 func TestRunErrors(t *testing.T) {
-	m := loadTiny(t, quant.Q2_0)
+	m := loadTiny(t, "tiny", quant.Q2_0)
 	for _, tt := range []struct {
 		test Test
 		cfg  Config
@@ -267,6 +279,73 @@ func TestPlan(t *testing.T) {
 		}
 		if got := names(items); got != tt.want {
 			t.Errorf("%+v:\n got %s\nwant %s", tt.plan, got, tt.want)
+		}
+	}
+}
+
+// fake is a model that records the forward passes it is asked for.
+type fake struct {
+	info  model.Info
+	calls []string // "n tokens from pos p, logits yes/no"
+}
+
+type fakeState struct{ pos, cap int }
+
+func (s *fakeState) Pos() int                { return s.pos }
+func (s *fakeState) Cap() int                { return s.cap }
+func (s *fakeState) Reset()                  { s.pos = 0 }
+func (s *fakeState) Bytes() map[string]int64 { return map[string]int64{"kv": int64(s.cap)} }
+func (s *fakeState) Clone() model.State      { c := *s; return &c }
+
+func (f *fake) Info() *model.Info { return &f.info }
+func (f *fake) Close() error      { return nil }
+func (f *fake) NewState(ctx int) (model.State, error) {
+	return &fakeState{cap: ctx}, nil
+}
+func (f *fake) Forward(steps []model.Step) error {
+	for _, s := range steps {
+		st := s.State.(*fakeState)
+		for _, tok := range s.Tokens {
+			if tok < 0 || tok >= f.info.Vocab {
+				return fmt.Errorf("token %d out of range", tok)
+			}
+		}
+		if st.pos+len(s.Tokens) > st.cap {
+			return fmt.Errorf("context overflow")
+		}
+		f.calls = append(f.calls, fmt.Sprintf("%d@%d%s", len(s.Tokens), st.pos, map[bool]string{true: "L"}[len(s.Logits) == f.info.Vocab]))
+		st.pos += len(s.Tokens)
+	}
+	return nil
+}
+
+// The forward passes follow llama-bench: a warm-up on an empty cache, then
+// per repetition a reset, the untimed depth fill in batches, and the timed
+// test (pp in batches with logits for the last, tg one token at a time
+// with logits).
+func TestRunPasses(t *testing.T) {
+	tests := []struct {
+		test Test
+		cfg  Config
+		want string
+	}{
+		{Test{Prompt: 10}, Config{Reps: 2, Batch: 4},
+			"4@0 4@4 2@8L | 4@0 4@4 2@8L | 4@0 4@4 2@8L"},
+		{Test{Gen: 3, Depth: 5}, Config{Reps: 2, Batch: 4},
+			"1@0L | 4@0 1@4 1@5L 1@6L 1@7L | 4@0 1@4 1@5L 1@6L 1@7L"},
+		{Test{Gen: 2}, Config{Reps: 1, NoWarmup: true}, "1@0L 1@1L"},
+	}
+	for _, tt := range tests {
+		f := &fake{info: model.Info{Vocab: 50}}
+		if _, err := Run(f, tt.test, tt.cfg); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(f.calls, " ")
+		// Passes at position 0 after the first start a new run.
+		got = strings.ReplaceAll(got, " 4@0", " | 4@0")
+		got = strings.ReplaceAll(got, " 1@0", " | 1@0")
+		if got != tt.want {
+			t.Errorf("%s %+v:\n got %s\nwant %s", tt.test.Name(), tt.cfg, got, tt.want)
 		}
 	}
 }

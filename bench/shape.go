@@ -193,3 +193,16 @@ func (s *Shape) Params() int64 {
 	}
 	return n
 }
+
+// KVBytes is the size of an attention cache of ctx positions with elements
+// of elemBytes (4 for f32, 2 for f16): keys and values of every
+// full-attention layer.
+func (s *Shape) KVBytes(ctx, elemBytes int) int64 {
+	attn := 0
+	for i := range s.Layers {
+		if s.FullAttention(i) {
+			attn++
+		}
+	}
+	return int64(attn) * 2 * int64(ctx) * int64(s.KVHeads*s.HeadDim) * int64(elemBytes)
+}

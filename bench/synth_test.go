@@ -92,6 +92,13 @@ func TestShapes(t *testing.T) {
 	if mib := float64(size) / (1 << 20); mib < 423 || mib > 424 {
 		t.Errorf("bonsai-1.7b TQ2_0: %.1f MiB, want 423.5", mib)
 	}
+	// 27B: 16 attention layers × K and V × 4 heads × 256 × 4096 positions.
+	if got := ShapeByName("bonsai-27b").KVBytes(4096, 2); got != 256<<20 {
+		t.Errorf("bonsai-27b f16 KV at 4096: %d bytes, want 256 MiB", got)
+	}
+	if got := ShapeByName("bonsai-1.7b").KVBytes(1, 4); got != 28*2*1024*4 {
+		t.Errorf("bonsai-1.7b f32 KV per position: %d bytes", got)
+	}
 	if ShapeByName("BONSAI-27B") == nil || ShapeByName("bonsai-3b") != nil {
 		t.Error("ShapeByName: wrong lookup")
 	}

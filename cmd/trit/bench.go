@@ -14,6 +14,7 @@ import (
 
 	"trit/bench"
 	"trit/model"
+	_ "trit/model/qwen35" // the hybrid architecture of Bonsai 2 and 27B
 	"trit/quant"
 )
 
@@ -373,7 +374,11 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 					m.Close()
 					return err
 				}
-				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: kv, Result: r, Time: time.Now()}); err != nil {
+				label := kv
+				if src.shape != nil {
+					label = kvLabel(src.shape, kv, r, stderr)
+				}
+				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: label, Result: r, Time: time.Now()}); err != nil {
 					m.Close()
 					return err
 				}
@@ -384,6 +389,18 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 		}
 	}
 	return nil
+}
+
+// kvLabel is the cache type to report: the one asked for, unless the
+// state's size shows that the model used the other one (an architecture
+// that does not implement the option yet).
+func kvLabel(s *bench.Shape, asked string, r *bench.Result, stderr io.Writer) string {
+	used := map[int64]string{s.KVBytes(r.Ctx, 4): "f32", s.KVBytes(r.Ctx, 2): "f16"}[r.Memory.KV]
+	if used == "" || used == asked {
+		return asked
+	}
+	fmt.Fprintf(stderr, "trit bench: the model ignored --cache-type %s: its attention cache is %s\n", asked, used)
+	return used + " (asked " + asked + ")"
 }
 
 // benchOutput streams rows in the chosen format (json collects them).
