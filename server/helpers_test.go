@@ -1,0 +1,256 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"trit/engine"
+	"trit/model"
+	"trit/model/demo"
+	_ "trit/model/llama" // the demo model's architecture
+	"trit/tokenizer"
+)
+
+// demoEngine builds a fresh engine over the demo model. Each server and
+// each reference computation gets its own, because a model serves one
+// Forward call at a time.
+func demoEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	f, err := demo.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.FromFile(f, model.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := model.Tokenizer(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}
+}
+
+// quietLogger keeps test output readable; set TRIT_TEST_LOG to see logs.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// testServer is a Server behind httptest on loopback.
+type testServer struct {
+	*Server
+	URL    string
+	client *http.Client
+}
+
+// startServer starts a server for cfg (with a quiet logger) and stops it
+// at the end of the test.
+func startServer(t testing.TB, cfg Config) *testServer {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quietLogger()
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	tr := &http.Transport{}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		ts.Close()
+		tr.CloseIdleConnections()
+	})
+	return &testServer{Server: s, URL: ts.URL, client: &http.Client{Transport: tr}}
+}
+
+// post sends a JSON body and returns the status and body.
+func (ts *testServer) post(t testing.TB, path, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return ts.do(t, req)
+}
+
+func (ts *testServer) get(t testing.TB, path string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", ts.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return ts.do(t, req)
+}
+
+func (ts *testServer) do(t testing.TB, req *http.Request) (int, string) {
+	t.Helper()
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// greedy returns what engine.Generate (the loop of `trit run`) produces
+// greedily for prompt, encoded as the server encodes it.
+func greedy(t testing.TB, eng *engine.Engine, prompt string, n int) string {
+	t.Helper()
+	ids := eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+	st, err := eng.Model.NewState(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eng.Generate(context.Background(), st, ids, engine.Params{MaxTokens: n}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Text
+}
+
+// checkGoroutines fails if more goroutines run than before, after giving
+// exiting ones time to finish.
+func checkGoroutines(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("goroutines: %d before, %d after\n%s", before, n, buf)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scriptModel is a fake model.Model over the demo tokenizer that writes a
+// scripted answer byte by byte: after the last <|im_start|> (the
+// assistant header of the ChatML prompt) it emits reply(prompt), then
+// <|im_end|>. It makes tool calls, reasoning and slow generations
+// deterministic. Each Forward call sleeps delay.
+type scriptModel struct {
+	tok      *tokenizer.Tokenizer
+	vocab    int
+	imStart  int
+	imEnd    int
+	reply    func(prompt string) string
+	delay    time.Duration
+	forwards atomic.Int64
+
+	mu     sync.Mutex
+	active bool
+}
+
+type scriptState struct {
+	toks []int
+	cap  int
+}
+
+func (s *scriptState) Pos() int                { return len(s.toks) }
+func (s *scriptState) Cap() int                { return s.cap }
+func (s *scriptState) Reset()                  { s.toks = s.toks[:0] }
+func (s *scriptState) Bytes() map[string]int64 { return map[string]int64{} }
+func (s *scriptState) Clone() model.State {
+	return &scriptState{toks: slices.Clone(s.toks), cap: s.cap}
+}
+
+func (m *scriptModel) Info() *model.Info {
+	return &model.Info{Arch: "script", Name: "script", Vocab: m.vocab, ContextLen: 4096}
+}
+
+func (m *scriptModel) NewState(ctx int) (model.State, error) { return &scriptState{cap: ctx}, nil }
+
+func (m *scriptModel) Close() error { return nil }
+
+func (m *scriptModel) Forward(steps []model.Step) error {
+	m.mu.Lock()
+	if m.active {
+		panic("scriptModel: concurrent Forward calls")
+	}
+	m.active = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.active = false
+		m.mu.Unlock()
+	}()
+	m.forwards.Add(1)
+	time.Sleep(m.delay)
+	for _, st := range steps {
+		s := st.State.(*scriptState)
+		s.toks = append(s.toks, st.Tokens...)
+		if st.Logits == nil {
+			continue
+		}
+		clear(st.Logits)
+		st.Logits[m.next(s.toks)] = 10
+	}
+	return nil
+}
+
+// next is the scripted token after toks.
+func (m *scriptModel) next(toks []int) int {
+	last := -1
+	for k := len(toks) - 1; k >= 0; k-- {
+		if toks[k] == m.imStart {
+			last = k
+			break
+		}
+	}
+	if last < 0 {
+		return m.imEnd
+	}
+	prompt := m.tok.Decode(toks[:last])
+	gen := strings.TrimPrefix(m.tok.Decode(toks[last+1:]), "assistant\n")
+	reply := m.reply(prompt)
+	if len(gen) < len(reply) && strings.HasPrefix(reply, gen) {
+		return int(reply[len(gen)]) // byte tokens have the byte's id
+	}
+	return m.imEnd
+}
+
+// scriptEngine returns an engine over a scriptModel answering with reply.
+func scriptEngine(t testing.TB, reply func(string) string, delay time.Duration) (*engine.Engine, *scriptModel) {
+	t.Helper()
+	f, err := demo.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := model.Tokenizer(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, _ := tok.TokenID("<|im_start|>")
+	end, _ := tok.TokenID("<|im_end|>")
+	m := &scriptModel{tok: tok, vocab: tok.VocabSize(), imStart: im, imEnd: end, reply: reply, delay: delay}
+	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}, m
+}

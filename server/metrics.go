@@ -1,0 +1,87 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// metrics are the server's counters, written by the scheduler and the
+// handlers and read by GET /metrics.
+type metrics struct {
+	slots, busy, queued atomic.Int64
+	inFlight            atomic.Int64 // HTTP requests being handled
+
+	mu          sync.Mutex
+	promptN     int64
+	promptTime  time.Duration
+	predictedN  int64
+	predictTime time.Duration
+	requests    map[string]int64 // finished generations by finish reason
+	steps       int64
+	stepSeqs    int64
+	stepTime    time.Duration
+}
+
+func newMetrics() *metrics { return &metrics{requests: map[string]int64{}} }
+
+// observeStep records one Forward call serving n sequences.
+func (m *metrics) observeStep(n int, d time.Duration) {
+	m.mu.Lock()
+	m.steps++
+	m.stepSeqs += int64(n)
+	m.stepTime += d
+	m.mu.Unlock()
+}
+
+// observeJob records a finished generation.
+func (m *metrics) observeJob(r result) {
+	reason := r.finish
+	if r.err != nil {
+		reason = "error"
+	}
+	m.mu.Lock()
+	m.promptN += int64(r.promptN)
+	m.promptTime += r.promptTime
+	m.predictedN += int64(r.predictedN)
+	m.predictTime += r.predictTime
+	m.requests[reason]++
+	m.mu.Unlock()
+}
+
+// write prints the metrics in the Prometheus text exposition format.
+func (m *metrics) write(w io.Writer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	rate := func(n int64, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return float64(n) / d.Seconds()
+	}
+	perStep := 0.0
+	if m.steps > 0 {
+		perStep = float64(m.stepSeqs) / float64(m.steps)
+	}
+	metric := func(name, typ, help string, v any) {
+		fmt.Fprintf(w, "# HELP trit_%s %s\n# TYPE trit_%s %s\ntrit_%s %v\n", name, help, name, typ, name, v)
+	}
+	metric("prompt_tokens_total", "counter", "Prompt tokens processed (not counting reused cache).", m.promptN)
+	metric("prompt_seconds_total", "counter", "Time spent on prompt processing.", m.promptTime.Seconds())
+	metric("prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.", rate(m.promptN, m.promptTime))
+	metric("tokens_predicted_total", "counter", "Generated tokens.", m.predictedN)
+	metric("tokens_predicted_seconds_total", "counter", "Time spent generating.", m.predictTime.Seconds())
+	metric("predicted_tokens_seconds", "gauge", "Average generation throughput per request in tokens/s.", rate(m.predictedN, m.predictTime))
+	metric("decode_steps_total", "counter", "Batched forward passes.", m.steps)
+	metric("busy_slots_per_decode", "gauge", "Average sequences per forward pass.", perStep)
+	metric("slots", "gauge", "Generation slots (--parallel).", m.slots.Load())
+	metric("requests_processing", "gauge", "Generations holding a slot.", m.busy.Load())
+	metric("requests_deferred", "gauge", "Generations waiting in the queue.", m.queued.Load())
+	metric("http_requests_in_flight", "gauge", "HTTP requests being served.", m.inFlight.Load())
+	fmt.Fprintf(w, "# HELP trit_generations_total Finished generations by finish reason.\n# TYPE trit_generations_total counter\n")
+	for _, r := range []string{"stop", "length", "cancelled", "error"} {
+		fmt.Fprintf(w, "trit_generations_total{reason=%q} %d\n", r, m.requests[r])
+	}
+}

@@ -1,0 +1,402 @@
+package server
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"trit/engine"
+	"trit/model"
+	"trit/sample"
+	"trit/tokenizer"
+)
+
+// A job is one generation request. The handler goroutine creates it and
+// reads its output; the scheduler goroutine runs it. The fields above mu
+// belong to the scheduler once the job is submitted.
+type job struct {
+	ctx    context.Context
+	prompt []int
+	p      genParams
+
+	slot     *slot
+	fed      int // prompt tokens in the slot's state (reused or prefilled)
+	cacheN   int // prompt tokens reused from the slot's cache
+	next     int // sampled token to feed next
+	smp      *sample.Sampler
+	dec      *tokenizer.Decoder
+	stop     *sample.StopMatcher
+	js       *jsonObject
+	tokens   []int
+	tAdmit   time.Time
+	tPrefill time.Time // end of prefill
+
+	mu     sync.Mutex
+	text   []byte // output not yet taken by the handler
+	done   bool
+	res    result
+	notify chan struct{} // capacity 1: "something new"
+}
+
+// result is how a job ended, with llama-server style timings.
+type result struct {
+	finish      string // "stop", "length", "cancelled"
+	err         error
+	promptN     int // prompt tokens computed
+	cacheN      int // prompt tokens reused from the cache
+	promptTime  time.Duration
+	predictedN  int
+	predictTime time.Duration
+}
+
+func newJob(ctx context.Context, prompt []int, p genParams) *job {
+	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1)}
+}
+
+// take returns the output produced since the last call, and whether the
+// job has ended (then res is final).
+func (j *job) take() (text string, done bool, res result) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	text = string(j.text)
+	j.text = j.text[:0]
+	return text, j.done, j.res
+}
+
+func (j *job) emit(s string) {
+	if s == "" {
+		return
+	}
+	j.mu.Lock()
+	j.text = append(j.text, s...)
+	j.mu.Unlock()
+	j.signal()
+}
+
+func (j *job) signal() {
+	select {
+	case j.notify <- struct{}{}:
+	default:
+	}
+}
+
+// slot is one sequence of the model: a state and the tokens it holds.
+type slot struct {
+	id     int
+	state  model.State
+	cached []int // the tokens in state, in order
+	logits []float32
+	job    *job
+}
+
+// sched owns the model: one goroutine runs every Forward call, batching
+// one step of each active job (a prompt chunk or one new token) per call.
+type sched struct {
+	eng    *engine.Engine
+	eog    []int
+	pieces []string // token texts, for the JSON constraint
+	batch  int
+	slots  []*slot
+	active []*job // in admission order
+	m      *metrics
+
+	mu       sync.Mutex
+	waiting  []*job
+	queueMax int
+	closed   bool
+	wake     chan struct{}
+	quit     chan struct{}
+	finished chan struct{}
+
+	steps []model.Step
+	sjobs []*job
+}
+
+func newSched(eng *engine.Engine, parallel, ctx, queue int, m *metrics) (*sched, error) {
+	s := &sched{eng: eng, eog: eng.EOG, batch: eng.Batch, queueMax: queue, m: m,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), finished: make(chan struct{})}
+	if s.batch <= 0 {
+		s.batch = 512
+	}
+	vocab := eng.Model.Info().Vocab
+	for i := range parallel {
+		st, err := eng.Model.NewState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		s.slots = append(s.slots, &slot{id: i, state: st, logits: make([]float32, vocab)})
+	}
+	s.pieces = make([]string, vocab)
+	for id := range vocab {
+		if !eng.Tok.IsControl(id) {
+			s.pieces[id] = eng.Tok.Decode([]int{id})
+		}
+	}
+	m.slots.Store(int64(parallel))
+	return s, nil
+}
+
+// submit queues j; it fails with ErrBusy when the queue is full and with
+// ErrShutdown after stop.
+func (s *sched) submit(j *job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrShutdown
+	}
+	if len(s.waiting) >= s.queueMax {
+		return ErrBusy
+	}
+	s.waiting = append(s.waiting, j)
+	s.m.queued.Store(int64(len(s.waiting)))
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// stop makes the scheduler end every job with ErrShutdown and return; it
+// waits for that.
+func (s *sched) stop() {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.quit)
+	}
+	s.mu.Unlock()
+	<-s.finished
+}
+
+// run is the scheduler goroutine.
+func (s *sched) run() {
+	defer close(s.finished)
+	for {
+		select {
+		case <-s.quit:
+			s.abort()
+			return
+		default:
+		}
+		s.admit()
+		if len(s.active) == 0 {
+			select {
+			case <-s.wake:
+			case <-s.quit:
+			}
+			continue
+		}
+		s.step()
+	}
+}
+
+// abort ends every job, waiting or running, with ErrShutdown.
+func (s *sched) abort() {
+	s.mu.Lock()
+	w := s.waiting
+	s.waiting = nil
+	s.m.queued.Store(0)
+	s.mu.Unlock()
+	for _, j := range w {
+		s.finish(j, "", ErrShutdown)
+	}
+	for _, j := range slices.Clone(s.active) {
+		s.finish(j, "", ErrShutdown)
+	}
+}
+
+// admit moves waiting jobs into free slots, dropping those whose client
+// has gone. A job goes to the free slot holding the longest prefix of its
+// prompt, so that a conversation's next turn only prefills its new tokens.
+func (s *sched) admit() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.waiting[:0]
+	for _, j := range s.waiting {
+		if j.ctx.Err() != nil {
+			s.finish(j, "cancelled", nil)
+			continue
+		}
+		sl, reuse := s.pick(j.prompt)
+		if sl == nil {
+			kept = append(kept, j)
+			continue
+		}
+		if reuse == 0 && len(sl.cached) > 0 {
+			sl.state.Reset()
+			sl.cached = sl.cached[:0]
+		}
+		sl.job, j.slot = j, sl
+		j.fed, j.cacheN = reuse, reuse
+		j.tAdmit = time.Now()
+		j.smp = sample.New(j.p.sample)
+		for _, t := range j.prompt {
+			j.smp.Accept(t)
+		}
+		j.dec = s.eng.Tok.NewDecoder()
+		j.stop = sample.NewStopMatcher(j.p.stop...)
+		if j.p.json {
+			j.js = new(jsonObject)
+		}
+		s.active = append(s.active, j)
+	}
+	clear(s.waiting[len(kept):])
+	s.waiting = kept
+	s.m.queued.Store(int64(len(kept)))
+	s.m.busy.Store(int64(len(s.active)))
+}
+
+// pick returns the free slot to use for prompt and how many of its cached
+// tokens can stay: the cache must be a proper prefix of the prompt, since
+// at least one prompt token must run to produce logits.
+func (s *sched) pick(prompt []int) (*slot, int) {
+	var best *slot
+	bestReuse := -1
+	for _, sl := range s.slots {
+		if sl.job != nil {
+			continue
+		}
+		reuse := 0
+		if n := len(sl.cached); n < len(prompt) && slices.Equal(sl.cached, prompt[:n]) {
+			reuse = n
+		}
+		if reuse > bestReuse || (reuse == bestReuse && len(sl.cached) < len(best.cached)) {
+			best, bestReuse = sl, reuse
+		}
+	}
+	return best, bestReuse
+}
+
+// step runs one Forward call over every active job and advances them.
+func (s *sched) step() {
+	steps, sjobs := s.steps[:0], s.sjobs[:0]
+	budget := max(s.batch, len(s.active))
+	for _, j := range slices.Clone(s.active) {
+		if j.ctx.Err() != nil {
+			s.finish(j, "cancelled", nil)
+		}
+	}
+	// Decoding jobs first: one token each keeps their latency flat while
+	// long prompts are prefilled in chunks around them.
+	for _, j := range s.active {
+		if j.fed == len(j.prompt) {
+			steps = append(steps, model.Step{State: j.slot.state, Tokens: []int{j.next}, Logits: j.slot.logits})
+			sjobs = append(sjobs, j)
+			budget--
+		}
+	}
+	for _, j := range s.active {
+		if j.fed == len(j.prompt) || budget <= 0 {
+			continue
+		}
+		n := min(len(j.prompt)-j.fed, budget)
+		st := model.Step{State: j.slot.state, Tokens: j.prompt[j.fed : j.fed+n]}
+		if j.fed+n == len(j.prompt) {
+			st.Logits = j.slot.logits
+		}
+		steps = append(steps, st)
+		sjobs = append(sjobs, j)
+		budget -= n
+	}
+	s.steps, s.sjobs = steps, sjobs
+	if len(steps) == 0 {
+		return
+	}
+	t0 := time.Now()
+	err := s.eng.Model.Forward(steps)
+	s.m.observeStep(len(steps), time.Since(t0))
+	for i, j := range sjobs {
+		sl := j.slot
+		if err != nil {
+			// The state may hold part of the batch: start it afresh.
+			sl.state.Reset()
+			sl.cached = sl.cached[:0]
+			s.finish(j, "", err)
+			continue
+		}
+		sl.cached = append(sl.cached, steps[i].Tokens...)
+		if j.fed < len(j.prompt) {
+			j.fed += len(steps[i].Tokens)
+			if j.fed < len(j.prompt) {
+				continue
+			}
+			j.tPrefill = time.Now()
+		}
+		s.advance(j)
+	}
+	clear(s.steps) // drop references to states and buffers between steps
+}
+
+// advance samples the next token of j from its slot's logits and ends the
+// job when it is complete. It mirrors engine.Generate step for step, so
+// that a greedy request gives the same text as `trit run`.
+func (s *sched) advance(j *job) {
+	if j.ctx.Err() != nil {
+		s.finish(j, "cancelled", nil)
+		return
+	}
+	logits := j.slot.logits
+	if j.js != nil && !j.js.mask(logits, s.pieces) {
+		s.finish(j, "stop", nil)
+		return
+	}
+	id := j.smp.Sample(logits)
+	j.smp.Accept(id)
+	if !j.p.ignoreEOG && slices.Contains(s.eog, id) {
+		j.emit(j.stop.Flush())
+		s.finish(j, "stop", nil)
+		return
+	}
+	j.tokens = append(j.tokens, id)
+	if j.js != nil {
+		j.js.feed(s.pieces[id])
+	}
+	out, matched := j.stop.Write(j.dec.Add(id))
+	j.emit(out)
+	switch {
+	case matched:
+		s.finish(j, "stop", nil)
+	case j.js != nil && j.js.done:
+		s.flush(j)
+		s.finish(j, "stop", nil)
+	case len(j.tokens) >= j.p.maxTokens || j.slot.state.Pos() >= j.slot.state.Cap():
+		s.flush(j)
+		s.finish(j, "length", nil)
+	default:
+		j.next = id
+	}
+}
+
+// flush emits what the decoder and the stop matcher hold back.
+func (s *sched) flush(j *job) {
+	rest, _ := j.stop.Write(j.dec.Flush())
+	j.emit(rest)
+	j.emit(j.stop.Flush())
+}
+
+// finish ends j, frees its slot and records its numbers.
+func (s *sched) finish(j *job, reason string, err error) {
+	now := time.Now()
+	r := result{finish: reason, err: err, cacheN: j.cacheN, predictedN: len(j.tokens)}
+	if j.slot != nil {
+		r.promptN = j.fed - j.cacheN
+		if !j.tPrefill.IsZero() {
+			r.promptTime = j.tPrefill.Sub(j.tAdmit)
+			r.predictTime = now.Sub(j.tPrefill)
+		} else {
+			r.promptTime = now.Sub(j.tAdmit)
+		}
+		j.slot.job = nil
+		j.slot = nil
+		if i := slices.Index(s.active, j); i >= 0 {
+			s.active = slices.Delete(s.active, i, i+1)
+		}
+		s.m.busy.Store(int64(len(s.active)))
+	}
+	s.m.observeJob(r)
+	j.mu.Lock()
+	j.done, j.res = true, r
+	j.mu.Unlock()
+	j.signal()
+}
