@@ -72,12 +72,12 @@ type completionRequest struct {
 
 // reqMessage is one chat message as clients send it.
 type reqMessage struct {
-	Role             string          `json:"role"`
-	Content          content         `json:"content"`
-	ReasoningContent string          `json:"reasoning_content"`
-	Name             string          `json:"name"`
-	ToolCallID       string          `json:"tool_call_id"`
-	ToolCalls        []reqToolCall   `json:"tool_calls"`
+	Role             string        `json:"role"`
+	Content          content       `json:"content"`
+	ReasoningContent string        `json:"reasoning_content"`
+	Name             string        `json:"name"`
+	ToolCallID       string        `json:"tool_call_id"`
+	ToolCalls        []reqToolCall `json:"tool_calls"`
 }
 
 // reqToolCall is a tool call in an assistant message of the history.

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -50,6 +53,7 @@ type testServer struct {
 	*Server
 	URL    string
 	client *http.Client
+	stop   func() // shuts the server down; also run at the end of the test
 }
 
 // startServer starts a server for cfg (with a quiet logger) and stops it
@@ -65,7 +69,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 	}
 	ts := httptest.NewServer(s.Handler())
 	tr := &http.Transport{}
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
@@ -74,7 +78,8 @@ func startServer(t testing.TB, cfg Config) *testServer {
 		ts.Close()
 		tr.CloseIdleConnections()
 	})
-	return &testServer{Server: s, URL: ts.URL, client: &http.Client{Transport: tr}}
+	t.Cleanup(stop)
+	return &testServer{Server: s, URL: ts.URL, client: &http.Client{Transport: tr}, stop: stop}
 }
 
 // post sends a JSON body and returns the status and body.
@@ -253,4 +258,85 @@ func scriptEngine(t testing.TB, reply func(string) string, delay time.Duration) 
 	end, _ := tok.TokenID("<|im_end|>")
 	m := &scriptModel{tok: tok, vocab: tok.VocabSize(), imStart: im, imEnd: end, reply: reply, delay: delay}
 	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}, m
+}
+
+// readSSE reads a server-sent event stream to its end and returns the
+// data payloads; it fails on any line that is not "data: ..." or blank.
+func readSSE(r io.Reader) ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	blank := true
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			blank = true
+		case strings.HasPrefix(line, "data: ") && blank:
+			out = append(out, strings.TrimPrefix(line, "data: "))
+			blank = false
+		default:
+			return out, fmt.Errorf("bad SSE line %q", line)
+		}
+	}
+	return out, sc.Err()
+}
+
+// streamResult is a chat stream checked for well-formedness.
+type streamResult struct {
+	content, reasoning, finish string
+	usage                      *usage
+}
+
+// checkChatStream validates the payloads of a chat completion stream: one
+// id, a role first, one finish reason, an optional usage chunk with no
+// choices after it, and [DONE] last.
+func checkChatStream(data []string, wantUsage bool) (streamResult, error) {
+	var r streamResult
+	if len(data) < 3 || data[len(data)-1] != "[DONE]" {
+		return r, fmt.Errorf("stream does not end with [DONE]: %q", data)
+	}
+	id := ""
+	for i, d := range data[:len(data)-1] {
+		var c chatChunk
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(d), &c); err != nil {
+			return r, fmt.Errorf("chunk %d: %v: %s", i, err, d)
+		}
+		json.Unmarshal([]byte(d), &raw)
+		if id == "" {
+			id = c.ID
+		}
+		if c.ID != id || c.Object != "chat.completion.chunk" {
+			return r, fmt.Errorf("chunk %d: id %q object %q", i, c.ID, c.Object)
+		}
+		if string(raw["usage"]) != "null" && len(c.Choices) != 0 {
+			return r, fmt.Errorf("chunk %d has choices and usage %s", i, raw["usage"])
+		}
+		if len(c.Choices) == 0 {
+			if c.Usage == nil || r.usage != nil || r.finish == "" || i != len(data)-2 {
+				return r, fmt.Errorf("chunk %d: misplaced usage chunk %s", i, d)
+			}
+			r.usage = c.Usage
+			continue
+		}
+		ch := c.Choices[0]
+		if (i == 0) != (ch.Delta.Role == "assistant") {
+			return r, fmt.Errorf("chunk %d: role %q", i, ch.Delta.Role)
+		}
+		if r.finish != "" {
+			return r, fmt.Errorf("chunk %d after the finish reason: %s", i, d)
+		}
+		if ch.Delta.Content != nil {
+			r.content += *ch.Delta.Content
+		}
+		r.reasoning += ch.Delta.ReasoningContent
+		if ch.FinishReason != nil {
+			r.finish = *ch.FinishReason
+		}
+	}
+	if r.finish == "" || (r.usage != nil) != wantUsage {
+		return r, fmt.Errorf("finish %q, usage %v", r.finish, r.usage)
+	}
+	return r, nil
 }

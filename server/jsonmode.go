@@ -30,26 +30,26 @@ const (
 type jstate uint8
 
 const (
-	jsStart     jstate = iota // before the top-level '{'
-	jsObjFirst                // after '{': a key or '}'
-	jsObjKey                  // after ',' in an object: a key
-	jsColon                   // after a key: ':'
-	jsValue                   // a value (after ':' or ',' in an array)
-	jsArrFirst                // after '[': a value or ']'
-	jsAfter                   // after a value: ',' or the closing bracket
-	jsString                  // inside a value string
-	jsKeyString               // inside a key string
-	jsEscape                  // after a backslash (value string)
-	jsKeyEscape               // after a backslash (key string)
-	jsLit                     // inside true/false/null
-	jsNumSign                 // after '-'
-	jsNumZero                 // after a leading 0
-	jsNumInt                  // in integer digits
-	jsNumDot                  // after '.'
-	jsNumFrac                 // in fraction digits
-	jsNumExp                  // after 'e'
-	jsNumExpSign              // after the exponent sign
-	jsNumExpDigit             // in exponent digits
+	jsStart       jstate = iota // before the top-level '{'
+	jsObjFirst                  // after '{': a key or '}'
+	jsObjKey                    // after ',' in an object: a key
+	jsColon                     // after a key: ':'
+	jsValue                     // a value (after ':' or ',' in an array)
+	jsArrFirst                  // after '[': a value or ']'
+	jsAfter                     // after a value: ',' or the closing bracket
+	jsString                    // inside a value string
+	jsKeyString                 // inside a key string
+	jsEscape                    // after a backslash (value string)
+	jsKeyEscape                 // after a backslash (key string)
+	jsLit                       // inside true/false/null
+	jsNumSign                   // after '-'
+	jsNumZero                   // after a leading 0
+	jsNumInt                    // in integer digits
+	jsNumDot                    // after '.'
+	jsNumFrac                   // in fraction digits
+	jsNumExp                    // after 'e'
+	jsNumExpSign                // after the exponent sign
+	jsNumExpDigit               // in exponent digits
 )
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
