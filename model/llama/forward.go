@@ -14,6 +14,7 @@ import (
 type scratch struct {
 	x, xn, q, k, v, att, gate, up []float32
 	logitRows                     []float32
+	rope                          []float32 // cos/sin tables, one per token
 	acts                          kernels.Acts
 }
 
@@ -57,10 +58,14 @@ func (m *Model) Forward(steps []model.Step) error {
 	s.gate = grow(s.gate, n*m.ffn)
 	s.up = grow(s.up, n*m.ffn)
 
+	tl := m.rope.TableLen()
+	s.rope = grow(s.rope, n*tl)
 	i := 0
 	for _, step := range steps {
-		for _, t := range step.Tokens {
+		st := step.State.(*state)
+		for j, t := range step.Tokens {
 			m.embd.Row(t, s.x[i*H:(i+1)*H])
+			m.rope.Table(st.pos+j, s.rope[i*tl:(i+1)*tl])
 			i++
 		}
 	}
@@ -89,8 +94,8 @@ func (m *Model) Forward(steps []model.Step) error {
 						ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], l.kNorm, m.eps)
 					}
 				}
-				m.rope.Apply(q, m.attn.Heads, pos)
-				m.rope.Apply(k, m.attn.KVHeads, pos)
+				m.rope.ApplyTable(q, m.attn.Heads, s.rope[r*tl:(r+1)*tl])
+				m.rope.ApplyTable(k, m.attn.KVHeads, s.rope[r*tl:(r+1)*tl])
 				copy(kv.K[pos*kvDim:(pos+1)*kvDim], k)
 				copy(kv.V[pos*kvDim:(pos+1)*kvDim], s.v[r*kvDim:(r+1)*kvDim])
 				r++
