@@ -21,7 +21,8 @@ type synth struct {
 	ropeDims            int
 	hk, hv, dk, convK   int
 	vocab, nextn        int
-	tied                bool // no output.weight: the head is the embedding
+	tied                bool          // no output.weight: the head is the embedding
+	format              *quant.Format // of the matrices; nil means F32
 	seed                uint64
 }
 
@@ -90,7 +91,22 @@ func (c synth) write(t testing.TB, dir string) string {
 		return v
 	}
 	mat := func(name string, in, out int) {
-		tensor(name, []int64{int64(in), int64(out)}, gauss(in*out, 1/math.Sqrt(float64(in))))
+		v := gauss(in*out, 1/math.Sqrt(float64(in)))
+		if c.format == nil {
+			tensor(name, []int64{int64(in), int64(out)}, v)
+			return
+		}
+		rb, err := c.format.RowBytes(int64(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := make([]byte, rb*int64(out))
+		if err := c.format.Encode(data, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(name, c.format, []int64{int64(in), int64(out)}, data); err != nil {
+			t.Fatal(err)
+		}
 	}
 	norm := func(name string, n int) {
 		v := gauss(n, 0.1)
