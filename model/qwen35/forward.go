@@ -194,7 +194,11 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 	for _, step := range steps {
 		st := step.State.(*state)
 		nt := len(step.Tokens)
-		m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
+		if nt == 1 {
+			m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
+		} else {
+			m.attendTiled(s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
+		}
 		r += nt
 	}
 	ops.Sigmoid(s.gate, s.gate)

@@ -1,0 +1,91 @@
+package qwen35
+
+import (
+	"math"
+
+	"trit/model"
+	"trit/ops"
+)
+
+// Tile sizes of the prefill attention: a work item holds queryTile tokens
+// of every query head of one KV head, and walks the cache in blocks of
+// keyTile positions, so each block of keys and values (2·keyTile·headDim
+// floats) is read once per work item while it is hot in cache, instead of
+// once per query head and token.
+const (
+	queryTile = 16
+	keyTile   = 64
+)
+
+// attendTiled computes causal grouped-query attention for the nt tokens of
+// one sequence at positions pos0…pos0+nt−1, whose keys and values are
+// already in kv; q and out hold nt×Heads×HeadDim floats. It keeps a running
+// maximum and sum per query (online softmax), so no score row of the whole
+// context is materialised. Single-token decoding uses model.Attention.Attend.
+func (m *Model) attendTiled(out, q []float32, kv *model.KV, nt, pos0 int) {
+	a := &m.attn
+	hd := a.HeadDim
+	kvDim := a.KVHeads * hd
+	group := a.Heads / a.KVHeads
+	tiles := (nt + queryTile - 1) / queryTile
+	m.pool.For(a.KVHeads*tiles, func(lo, hi int) {
+		rows := queryTile * group
+		acc := make([]float32, rows*hd)
+		mx := make([]float32, rows)
+		sum := make([]float64, rows)
+		scores := make([]float32, keyTile)
+		for w := lo; w < hi; w++ {
+			g, tile := w/tiles, w%tiles
+			t0 := tile * queryTile
+			t1 := min(nt, t0+queryTile)
+			n := (t1 - t0) * group
+			clear(acc[:n*hd])
+			for r := range n {
+				mx[r] = float32(math.Inf(-1))
+				sum[r] = 0
+			}
+			last := pos0 + t1 - 1 // the last position any query of the tile sees
+			for j0 := 0; j0 <= last; j0 += keyTile {
+				for r := range n {
+					t := t0 + r/group
+					h := g*group + r%group
+					jEnd := min(j0+keyTile, pos0+t+1)
+					if jEnd <= j0 {
+						continue
+					}
+					qv := q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+					s := scores[:jEnd-j0]
+					bm := mx[r]
+					for j := range s {
+						p := j0 + j
+						s[j] = ops.Dot(qv, kv.K[p*kvDim+g*hd:p*kvDim+(g+1)*hd]) * a.Scale
+						bm = max(bm, s[j])
+					}
+					o := acc[r*hd : (r+1)*hd]
+					if bm > mx[r] {
+						// Rescale what was accumulated under the old maximum.
+						c := math.Exp(float64(mx[r] - bm))
+						ops.Scale(o, float32(c))
+						sum[r] *= c
+						mx[r] = bm
+					}
+					for j, sj := range s {
+						p := j0 + j
+						e := float32(math.Exp(float64(sj - bm)))
+						sum[r] += float64(e)
+						ops.Axpy(o, e, kv.V[p*kvDim+g*hd:p*kvDim+(g+1)*hd])
+					}
+				}
+			}
+			for r := range n {
+				t := t0 + r/group
+				h := g*group + r%group
+				dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+				inv := float32(1 / sum[r])
+				for i, v := range acc[r*hd : (r+1)*hd] {
+					dst[i] = v * inv
+				}
+			}
+		}
+	})
+}
