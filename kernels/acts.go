@@ -19,8 +19,8 @@ const qk = 32
 // fp16, q = round-half-away(x/d)), so the integer products equal llama.cpp's.
 // Unsigned weight codes c = t+1 ∈ {0,1,2} then give Σ t·q = Σ c·q − s.
 //
-// The SIMD tiers also use, built on demand: a copy of q with every block's
-// 32 values reordered so that position 8i+p holds element 4p+i (the order
+// The SIMD tiers also use, built on demand and with rows padded by 64
+// bytes: a copy of q, a copy with every block's 32 values reordered so that position 8i+p holds element 4p+i (the order
 // in which a shift-per-qword unpacks Q2_0's 2-bit codes), and per block 8
 // int32 lanes (−s, 0, …, 0) and 8 float32 lanes of d, so a block's vector of
 // partial dot products starts from the correction and meets its scale
@@ -37,12 +37,15 @@ type Acts struct {
 	d       []float32
 	s       []int32
 
-	simd bool // qt, sz, ds are current
-	qt   []int8
-	sz   []int32
-	ds   []float32
+	simd   bool // qn, qt, sz, ds are current
+	stride int  // bytes per row in qn, qt, sz and ds
+	qn     []int8
+	qt     []int8
+	sz     []int32
+	ds     []float32
 
 	trit [2]tritActs // PTQ1_0 and TQ1_0 slot layouts, built on demand
+	lut  []int16     // the generic tier's lookup tables (see lutKernel)
 }
 
 // N returns the number of activation rows.
@@ -107,24 +110,36 @@ func quantizeBlock(q []int8, x []float32) (float32, int32) {
 	return half.ToFloat32(half.FromFloat32(d)), s
 }
 
-// prepareSIMD builds the SIMD layouts once per Quantize.
+// simdPad is added to every row of the SIMD layouts: with rows a multiple
+// of 4 KiB apart, the twelve streams of a four-row kernel would fall into
+// the same L1 sets.
+const simdPad = 64
+
+// prepareSIMD builds the SIMD layouts once per Quantize. Row i of qn, qt,
+// sz and ds starts at byte i·stride of its array.
 func (a *Acts) prepareSIMD(p *Pool) {
 	if a.simd || len(a.q) == 0 {
 		return
 	}
-	nb := len(a.d)
-	a.qt = grow(a.qt, len(a.q))
-	a.sz = grow(a.sz, 8*nb)
-	a.ds = grow(a.ds, 8*nb)
-	p.forGrain(nb, 64, func(lo, hi int) {
+	a.stride = a.cols + simdPad
+	a.qn = grow(a.qn, a.n*a.stride)
+	a.qt = grow(a.qt, a.n*a.stride)
+	a.sz = grow(a.sz, a.n*a.stride/4)
+	a.ds = grow(a.ds, a.n*a.stride/4)
+	nb := a.cols / qk
+	p.forGrain(a.n*nb, 64, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			q, qt := a.q[b*qk:(b+1)*qk], a.qt[b*qk:(b+1)*qk]
+			i, k := b/nb, b%nb
+			off := i*a.stride + k*qk
+			q := a.q[b*qk : (b+1)*qk]
+			copy(a.qn[off:off+qk], q)
+			qt := a.qt[off : off+qk]
 			for i := range 4 {
 				for p := range 8 {
 					qt[8*i+p] = q[4*p+i]
 				}
 			}
-			sz, ds := a.sz[8*b:8*b+8], a.ds[8*b:8*b+8]
+			sz, ds := a.sz[off/4:off/4+8], a.ds[off/4:off/4+8]
 			for l := range 8 {
 				sz[l], ds[l] = 0, a.d[b]
 			}

@@ -65,9 +65,11 @@ type dot4Fn func(w []byte, a *Acts, i int, out *[4]float32)
 
 // kernel is one format's implementations by tier; a nil entry falls back
 // to the next lower tier. dot4, where present, serves n > 1 at that tier.
+// Formats with a lut use it instead of dot in the generic tier.
 type kernel struct {
 	dot   [numTiers]dotFn
 	dot4  [numTiers]dot4Fn
+	lut   *lutKernel
 	float bool // float activations (F32, F16, BF16)
 }
 
@@ -92,10 +94,10 @@ var kernelTable = map[*quant.Format]*kernel{
 	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}},
 	quant.TQ1_0:   {dot: [numTiers]dotFn{dotTQ1_0Go}},
 	quant.TQ2_0:   {dot: [numTiers]dotFn{dotTQ2_0Go}},
-	quant.Q1_0:    {dot: [numTiers]dotFn{dotQ1_0Go}},
-	quant.Q2_0:    {dot: [numTiers]dotFn{dotQ2_0Go}},
-	quant.PQ2_0:   {dot: [numTiers]dotFn{dotQ2_0Go}},
-	quant.Q2_0g64: {dot: [numTiers]dotFn{dotQ2_0g64Go}},
+	quant.Q1_0:    {lut: lutQ1_0},
+	quant.Q2_0:    {lut: lutQ2_0},
+	quant.PQ2_0:   {lut: lutQ2_0},
+	quant.Q2_0g64: {lut: lutQ2_0g64},
 	quant.PTQ1_0:  {dot: [numTiers]dotFn{dotPTQ1_0Go}},
 }
 

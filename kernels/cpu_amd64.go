@@ -62,32 +62,32 @@ func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, o
 
 func dot4Q2_0(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := simdRow(a, i, true)
-	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.cols, &out[0])
+	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.stride, &out[0])
 }
 
 func dot4Q2_0g64(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := simdRow(a, i, true)
-	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.cols, &out[0])
+	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.stride, &out[0])
 }
 
 func dot4TQ2_0(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := simdRow(a, i, false)
-	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.cols, &out[0])
+	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.stride, &out[0])
 }
 
 func dot4Q1_0(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := simdRow(a, i, false)
-	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.cols, &out[0])
+	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.stride, &out[0])
 }
 
 func dot4PTQ1_0(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := tritRow(a, i, 0)
-	ptq1x4AVX512(&w[0], len(w)/28, q, sz, ds, a.cols/128*len(layoutPTQ1_0.slots), &out[0])
+	ptq1x4AVX512(&w[0], len(w)/28, q, sz, ds, a.trit[0].stride, &out[0])
 }
 
 func dot4TQ1_0(w []byte, a *Acts, i int, out *[4]float32) {
 	q, sz, ds := tritRow(a, i, 1)
-	tq1x4AVX512(&w[0], len(w)/54, q, sz, ds, a.cols/256*len(layoutTQ1_0.slots), &out[0])
+	tq1x4AVX512(&w[0], len(w)/54, q, sz, ds, a.trit[1].stride, &out[0])
 }
 
 // The assembly kernels take one packed row of nb blocks and the SIMD
@@ -127,8 +127,8 @@ func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 // tritRow returns pointers to activation row i in trit layout k.
 func tritRow(a *Acts, i, k int) (*int8, *int32, *float32) {
-	t, l := &a.trit[k], tritLayouts[k]
-	off := i * a.cols / l.be * len(l.slots)
+	t := &a.trit[k]
+	off := i * t.stride
 	return &t.q[off], &t.sz[off/4], &t.ds[off/4]
 }
 
@@ -154,8 +154,8 @@ func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 
 // simdRow returns pointers to activation row i's SIMD layouts.
 func simdRow(a *Acts, i int, reordered bool) (*int8, *int32, *float32) {
-	off := i * a.cols
-	q := a.q
+	off := i * a.stride
+	q := a.qn
 	if reordered {
 		q = a.qt
 	}

@@ -19,39 +19,6 @@ func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
 	return a.q[i*a.cols : (i+1)*a.cols], a.d[i*nb : (i+1)*nb], a.s[i*nb : (i+1)*nb]
 }
 
-// dot2 returns Σ c·a over 8 bytes of positional 2-bit codes (Q2_0 order)
-// and 32 activations.
-func dot2(qs []byte, a []int8) int32 {
-	qs, a = qs[:8], a[:32]
-	var t int32
-	for p, c := range qs {
-		t += int32(c&3)*int32(a[4*p]) + int32(c>>2&3)*int32(a[4*p+1]) +
-			int32(c>>4&3)*int32(a[4*p+2]) + int32(c>>6)*int32(a[4*p+3])
-	}
-	return t
-}
-
-// dotQ2Go handles Q2_0 (g128), PQ2_0 and Q2_0_g64: kb activation blocks of
-// 8 code bytes each follow a 2-byte fp16 scale.
-func dotQ2Go(w []byte, a *Acts, i int, kb int) float32 {
-	q, d, s := actRow(a, i)
-	bb := 2 + 8*kb
-	var sum float32
-	for b, k0 := 0, 0; b+bb <= len(w); b, k0 = b+bb, k0+kb {
-		blk := w[b : b+bb]
-		var sumi float32
-		for k := range kb {
-			t := dot2(blk[2+8*k:], q[(k0+k)*qk:])
-			sumi += d[k0+k] * float32(t-s[k0+k])
-		}
-		sum += fp16(blk) * sumi
-	}
-	return sum
-}
-
-func dotQ2_0Go(w []byte, a *Acts, i int) float32    { return dotQ2Go(w, a, i, 4) }
-func dotQ2_0g64Go(w []byte, a *Acts, i int) float32 { return dotQ2Go(w, a, i, 2) }
-
 // dotTQ2_0Go: activation block 4c+l of a 256-block reads bits 2l of bytes
 // qs[32c .. 32c+31], in element order.
 func dotTQ2_0Go(w []byte, a *Acts, i int) float32 {
@@ -71,29 +38,6 @@ func dotTQ2_0Go(w []byte, a *Acts, i int) float32 {
 			sumi += d[k0+k] * float32(t-s[k0+k])
 		}
 		sum += fp16(blk[64:]) * sumi
-	}
-	return sum
-}
-
-// dotQ1_0Go: bit j of the block is weight ±1; with c = 2·bit, Σ c·a − s.
-func dotQ1_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
-	var sum float32
-	for b, k0 := 0, 0; b+18 <= len(w); b, k0 = b+18, k0+4 {
-		blk := w[b : b+18]
-		var sumi float32
-		for k := range 4 {
-			x := q[(k0+k)*qk : (k0+k)*qk+qk]
-			var t int32
-			for p, c := range blk[2+4*k : 6+4*k] {
-				for j := range 8 {
-					// Branch-free select of x or 0.
-					t += int32(x[8*p+j]) & -int32(c>>j&1)
-				}
-			}
-			sumi += d[k0+k] * float32(2*t-s[k0+k])
-		}
-		sum += fp16(blk) * sumi
 	}
 	return sum
 }

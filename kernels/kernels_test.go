@@ -86,10 +86,11 @@ func exactRef(w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float64) {
 		l, t := tritLayouts[k], &a.trit[k]
 		per := len(l.slots)
 		for wb := range w.Cols / l.be {
-			base := (i*w.Cols/l.be + wb) * per
+			blk := (i*w.Cols/l.be + wb) * per / qk // unpadded block number
+			base := i*t.stride + wb*per
 			for s, e := range l.slots {
 				if e >= 0 {
-					xh[wb*l.be+e] = float64(t.d[(base+s)/qk]) * float64(t.q[base+s])
+					xh[wb*l.be+e] = float64(t.d[blk+s/qk]) * float64(t.q[base+s])
 				} else if t.q[base+s] != 0 {
 					panic("padding slot holds a value")
 				}

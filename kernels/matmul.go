@@ -31,7 +31,7 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
 // pair is formed.
 const (
 	rowTile      = 16
-	actTileBytes = 256 << 10
+	actTileBytes = 512 << 10
 )
 
 // MatMulActs is MatMul with activations quantized beforehand by Quantize.
@@ -48,6 +48,10 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	}
 	w.check(dst, a.n)
 	dot, dot4, simd := k.pick(tier)
+	if !simd && k.lut != nil {
+		p.matMulLUT(dst, w, a, k.lut)
+		return
+	}
 	if simd {
 		switch w.Format {
 		case quant.PTQ1_0, quant.TQ1_0:
@@ -65,8 +69,9 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 		})
 		return
 	}
-	// Bytes of one activation row across all layouts the kernels read.
-	actTile := max(1, actTileBytes/(6*a.cols))
+	// A tile holds a multiple of 4 activation rows (the four-row kernels)
+	// of about 3 bytes per value (int8, correction and scale lanes).
+	actTile := max(4, actTileBytes/(3*a.cols)/4*4)
 	tiles := (rows + rowTile - 1) / rowTile
 	p.For(tiles, func(lo, hi int) {
 		for i0 := 0; i0 < n; i0 += actTile {

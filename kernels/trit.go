@@ -57,11 +57,12 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // tritActs is one row set of activations in a trit layout: int8 slots and
 // the per-32-slot correction and scale lanes (see Acts).
 type tritActs struct {
-	ok bool
-	q  []int8
-	d  []float32 // per 32-slot block, for tests
-	sz []int32
-	ds []float32
+	ok     bool
+	stride int // bytes per row in q, sz and ds (padded by simdPad)
+	q      []int8
+	d      []float32 // per 32-slot block, for tests
+	sz     []int32
+	ds     []float32
 }
 
 // prepareTrit builds layout k of a, once per Quantize.
@@ -73,11 +74,12 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	l := tritLayouts[k]
 	per := len(l.slots)       // slots per weight block
 	nw := a.n * a.cols / l.be // weight blocks over all rows
-	nb := nw * per / qk       // 32-slot blocks
-	t.q = grow(t.q, nw*per)
-	t.d = grow(t.d, nb)
-	t.sz = grow(t.sz, 8*nb)
-	t.ds = grow(t.ds, 8*nb)
+	rw := a.cols / l.be       // weight blocks per row
+	t.stride = rw*per + simdPad
+	t.q = grow(t.q, a.n*t.stride)
+	t.d = grow(t.d, nw*per/qk)
+	t.sz = grow(t.sz, a.n*t.stride/4)
+	t.ds = grow(t.ds, a.n*t.stride/4)
 	p.forGrain(nw, 16, func(lo, hi int) {
 		var x [qk]float32
 		for wb := lo; wb < hi; wb++ {
@@ -89,10 +91,11 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 						x[j] = src[e]
 					}
 				}
-				k := wb*per/qk + b
-				d, s := quantizeBlock(t.q[k*qk:(k+1)*qk], x[:])
+				k := wb*per/qk + b                       // block number, unpadded
+				off := wb/rw*t.stride + wb%rw*per + b*qk // slot offset, padded
+				d, s := quantizeBlock(t.q[off:off+qk], x[:])
 				t.d[k] = d
-				sz, ds := t.sz[8*k:8*k+8], t.ds[8*k:8*k+8]
+				sz, ds := t.sz[off/4:off/4+8], t.ds[off/4:off/4+8]
 				for i := range 8 {
 					sz[i], ds[i] = 0, d
 				}

@@ -1,0 +1,138 @@
+package kernels
+
+// The generic tier computes the positional ternary formats with lookup
+// tables built from the activations (the T-MAC idea): for every code byte
+// position g of a row, table g maps each of the 256 byte values to the
+// exact int16 sum of its codes times the activations that byte covers. A
+// row's dot product is then one table load and add per code byte (4 or 8
+// weights) instead of a multiply-add per weight. A table costs 512 bytes
+// per byte position (128 bytes per activation for Q2_0, 64 for Q1_0) and is
+// built once per activation row, so it pays off when many weight rows share
+// that row (every real matrix).
+
+// lutKernel is one layout's table builder and table dot product.
+type lutKernel struct {
+	elems int // activations covered by one code byte
+	// build fills lut (cols/elems·256 entries) from one int8 activation row.
+	build func(q []int8, lut []int16)
+	// dot returns the row's Σ W·x̂ given the row's tables and block data.
+	dot func(w []byte, lut []int16, d []float32, s []int32) float32
+}
+
+var (
+	lutQ2_0    = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 4) }}
+	lutQ2_0g64 = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 2) }}
+	lutQ1_0    = &lutKernel{elems: 8, build: buildQ1, dot: lutDotQ1}
+)
+
+// buildQ2 tables the 2-bit codes c ∈ {0..3} of a byte (element 4g+j at
+// bits 2j): entry b = Σ_j c_j(b)·q[4g+j], |entry| ≤ 3·4·127.
+func buildQ2(q []int8, lut []int16) {
+	var lo, hi [16]int16
+	for g := 0; g < len(q)/4; g++ {
+		a := q[4*g : 4*g+4]
+		for c := range 16 {
+			lo[c] = int16(c&3)*int16(a[0]) + int16(c>>2)*int16(a[1])
+			hi[c] = int16(c&3)*int16(a[2]) + int16(c>>2)*int16(a[3])
+		}
+		t := lut[256*g : 256*g+256]
+		for h := range 16 {
+			for l := range 16 {
+				t[16*h+l] = hi[h] + lo[l]
+			}
+		}
+	}
+}
+
+// buildQ1 tables the bits of a byte (element 8g+j at bit j) as codes
+// c = 2·bit: entry b = Σ_j 2·bit_j(b)·q[8g+j], |entry| ≤ 2·8·127.
+func buildQ1(q []int8, lut []int16) {
+	var lo, hi [16]int16
+	for g := 0; g < len(q)/8; g++ {
+		a := q[8*g : 8*g+8]
+		for c := range 16 {
+			var l, h int16
+			for j := range 4 {
+				if c>>j&1 != 0 {
+					l += 2 * int16(a[j])
+					h += 2 * int16(a[4+j])
+				}
+			}
+			lo[c], hi[c] = l, h
+		}
+		t := lut[256*g : 256*g+256]
+		for h := range 16 {
+			for l := range 16 {
+				t[16*h+l] = hi[h] + lo[l]
+			}
+		}
+	}
+}
+
+// lutDotQ2 is the Q2_0 (kb = 4) and Q2_0_g64 (kb = 2) row product, in the
+// association of ggml's generic kernel.
+func lutDotQ2(w []byte, lut []int16, d []float32, s []int32, kb int) float32 {
+	bb := 2 + 8*kb
+	var sum float32
+	for b, k := 0, 0; b+bb <= len(w); b += bb {
+		blk := w[b : b+bb]
+		var sumi float32
+		for j := 0; j < kb; j, k = j+1, k+1 {
+			c := blk[2+8*j : 10+8*j]
+			t := lut[2048*k : 2048*k+2048]
+			v := int32(t[c[0]]) + int32(t[256+int(c[1])]) + int32(t[512+int(c[2])]) + int32(t[768+int(c[3])]) +
+				int32(t[1024+int(c[4])]) + int32(t[1280+int(c[5])]) + int32(t[1536+int(c[6])]) + int32(t[1792+int(c[7])])
+			sumi += d[k] * float32(v-s[k])
+		}
+		sum += fp16(blk) * sumi
+	}
+	return sum
+}
+
+// lutDotQ1 is the Q1_0 row product: Σ 2·bit·q − s = Σ (±1)·q per block.
+func lutDotQ1(w []byte, lut []int16, d []float32, s []int32) float32 {
+	var sum float32
+	for b, k := 0, 0; b+18 <= len(w); b += 18 {
+		blk := w[b : b+18]
+		var sumi float32
+		for j := 0; j < 4; j, k = j+1, k+1 {
+			c := blk[2+4*j : 6+4*j]
+			t := lut[1024*k : 1024*k+1024]
+			v := int32(t[c[0]]) + int32(t[256+int(c[1])]) + int32(t[512+int(c[2])]) + int32(t[768+int(c[3])])
+			sumi += d[k] * float32(v-s[k])
+		}
+		sum += fp16(blk) * sumi
+	}
+	return sum
+}
+
+// matMulLUT is MatMulActs for the generic tier of a table format.
+func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel) {
+	n, rows, nb := a.n, w.Rows, a.cols/qk
+	size := a.cols / lk.elems * 256
+	if n < 2*p.threads {
+		// Few activation rows: share one table, split the weight rows.
+		a.lut = grow(a.lut, size)
+		for i := range n {
+			q, d, s := actRow(a, i)
+			lk.build(q, a.lut)
+			p.forGrain(rows, 8, func(lo, hi int) {
+				for r := lo; r < hi; r++ {
+					dst[i*rows+r] = lk.dot(w.row(r), a.lut, d, s)
+				}
+			})
+		}
+		return
+	}
+	// Many rows: each worker owns a table and takes whole activation rows.
+	p.For(n, func(lo, hi int) {
+		lut := make([]int16, size)
+		for i := lo; i < hi; i++ {
+			q, d, s := a.q[i*a.cols:(i+1)*a.cols], a.d[i*nb:(i+1)*nb], a.s[i*nb:(i+1)*nb]
+			lk.build(q, lut)
+			for r := range rows {
+				dst[i*rows+r] = lk.dot(w.row(r), lut, d, s)
+			}
+		}
+	})
+}
