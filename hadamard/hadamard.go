@@ -13,6 +13,14 @@
 // keys) and MLX pack configs can both fill one. Validate refuses anything
 // this package does not implement, so a model never runs with a rotation it
 // would apply wrongly.
+//
+// An architecture uses it in three steps: at load, FromKeys (or Parse),
+// New, and Prepare for the input width of every weight the declaration
+// lists, refusing the file if a listed name is not a weight it rotates; in
+// the forward pass, one Site per activation site (the normed input that
+// q/k/v read, the one gate/up read, ...), bound to the activations, hands
+// every weight its input, rotated or not; after an embedding lookup,
+// Inverse on the rows of a table listed in InverseWeightNames.
 package hadamard
 
 import (

@@ -40,6 +40,30 @@ func KnownKey(key string) bool {
 	return false
 }
 
+// FromKeys is Parse for a container that can list its metadata keys (a
+// GGUF file): it first refuses a key under KeyPrefix that Parse does not
+// read, and a declaration whose keys are present but all of types Parse
+// does not accept. Model loaders call it rather than Parse.
+func FromKeys(m Metadata, keys []string) (*Declaration, error) {
+	found := false
+	for _, k := range keys {
+		if strings.HasPrefix(k, KeyPrefix) {
+			if !KnownKey(k) {
+				return nil, fmt.Errorf("%w: unknown key %s", ErrInvalid, k)
+			}
+			found = true
+		}
+	}
+	d, err := Parse(m)
+	if err != nil {
+		return nil, err
+	}
+	if found && d == nil {
+		return nil, fmt.Errorf("%w: %s keys of unexpected types", ErrInvalid, KeyPrefix)
+	}
+	return d, nil
+}
+
 // Parse reads the `prism.hadamard.*` keys of m. It returns nil and no error
 // when none is present (an unrotated model), and a validated Declaration
 // otherwise. A key of the wrong type, a required key that is missing, or a

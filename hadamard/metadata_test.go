@@ -88,6 +88,31 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestFromKeys(t *testing.T) {
+	m := good()
+	keys := func(m meta) []string {
+		var k []string
+		for key := range m {
+			k = append(k, key)
+		}
+		return append(k, "general.name")
+	}
+	if d, err := hadamard.FromKeys(m, keys(m)); err != nil || d == nil {
+		t.Fatalf("FromKeys(good) = %v, %v", d, err)
+	}
+	if d, err := hadamard.FromKeys(meta{}, []string{"general.name"}); d != nil || err != nil {
+		t.Errorf("no keys: %v, %v; want nil, nil", d, err)
+	}
+	m[hadamard.KeyPrefix+"seed"] = 7
+	if _, err := hadamard.FromKeys(m, keys(m)); !errors.Is(err, hadamard.ErrInvalid) {
+		t.Errorf("unknown key: %v", err)
+	}
+	odd := meta{hadamard.KeyPrefix + "version": 1.5}
+	if _, err := hadamard.FromKeys(odd, keys(odd)); !errors.Is(err, hadamard.ErrInvalid) {
+		t.Errorf("keys of unexpected types: %v", err)
+	}
+}
+
 func TestKnownKey(t *testing.T) {
 	for key, want := range map[string]bool{
 		"prism.hadamard.version":       true,

@@ -14,7 +14,6 @@ package qwen35
 
 import (
 	"fmt"
-	"strings"
 
 	"trit/gguf"
 	"trit/hadamard"
@@ -274,26 +273,13 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	return m, nil
 }
 
-// declaration reads the file's Hadamard declaration, refusing keys it does
-// not know and incomplete declarations.
+// declaration reads the file's Hadamard declaration, if any.
 func declaration(f *gguf.File) (*hadamard.Declaration, error) {
-	found := false
-	for _, kv := range f.KV {
-		if strings.HasPrefix(kv.Key, hadamard.KeyPrefix) {
-			if !hadamard.KnownKey(kv.Key) {
-				return nil, fmt.Errorf("%w: unknown key %s", hadamard.ErrInvalid, kv.Key)
-			}
-			found = true
-		}
+	keys := make([]string, len(f.KV))
+	for i, kv := range f.KV {
+		keys[i] = kv.Key
 	}
-	d, err := hadamard.Parse(f)
-	if err != nil {
-		return nil, err
-	}
-	if found && d == nil {
-		return nil, fmt.Errorf("%w: %s keys of unexpected types", hadamard.ErrInvalid, hadamard.KeyPrefix)
-	}
-	return d, nil
+	return hadamard.FromKeys(f, keys)
 }
 
 // loader reads tensors, remembers the first error and which declared
