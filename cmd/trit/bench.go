@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +87,7 @@ type benchOpts struct {
 	reps, batch, maxFill                     int
 	seed                                     uint64
 	noWarmup, asJSON, asJSONL                bool
+	cpuProfile                               string
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -127,6 +129,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.batch, "b", 512, "tokens per forward pass in prompt processing")
 	fs.IntVar(&o.batch, "batch-size", 512, "same as -b")
 	fs.BoolVar(&o.noWarmup, "no-warmup", false, "skip the warm-up run")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the measurements to `file`")
 	fs.StringVar(&o.output, "o", "md", "output `format`: md, json or jsonl")
 	fs.BoolVar(&o.asJSON, "json", false, "same as -o json")
 	fs.BoolVar(&o.asJSONL, "jsonl", false, "same as -o jsonl")
@@ -191,6 +194,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
 	for _, src := range sources {
 		if err := o.runSource(src, items, kvTypes, out, stderr); err != nil {
