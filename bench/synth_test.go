@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -245,5 +246,22 @@ func BenchmarkFill(b *testing.B) {
 				l.fill(buf, f.BlockBytes, 0x3c00, rng)
 			}
 		})
+	}
+}
+
+// BenchmarkWriteSynthetic measures writing a whole real-shape file (to
+// io.Discard): the cost of `trit bench --shape` before it measures.
+func BenchmarkWriteSynthetic(b *testing.B) {
+	s := ShapeByName("bonsai-1.7b")
+	t := Types{Weight: quant.TQ2_0}
+	size, err := Size(s, t)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		if _, err := WriteSynthetic(io.Discard, s, t, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

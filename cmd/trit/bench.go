@@ -288,8 +288,8 @@ func writeShape(o *benchOpts, stderr io.Writer, path string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "trit bench: wrote %s: %s %s, %.2f B parameters, %s, in %v\n",
-		path, s.Name, t, float64(s.Params())/1e9, humanBytes(st.Size()), time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "trit bench: wrote %s: %s %s, %d parameters, %s, in %v\n",
+		path, s.Name, t, s.Params(), humanBytes(st.Size()), time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
