@@ -9,7 +9,7 @@ import (
 	"strconv"
 )
 
-// ErrNoProc is returned where /proc/self/status cannot be read (not Linux).
+// ErrNoProc is returned where /proc cannot be read (not Linux).
 var ErrNoProc = errors.New("bench: /proc/self/status unavailable")
 
 // PeakRSS returns the process's resident-set high-water mark (VmHWM) in
@@ -21,8 +21,15 @@ func PeakRSS() (int64, error) { return statusField("VmHWM:") }
 // RSS returns the process's current resident set (VmRSS) in bytes.
 func RSS() (int64, error) { return statusField("VmRSS:") }
 
-func statusField(name string) (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
+// MemAvailable returns the memory the system can give without swapping
+// (MemAvailable in /proc/meminfo) in bytes.
+func MemAvailable() (int64, error) { return procField("/proc/meminfo", "MemAvailable:") }
+
+func statusField(name string) (int64, error) { return procField("/proc/self/status", name) }
+
+// procField reads a "Name: value kB" line of a /proc file.
+func procField(path, name string) (int64, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrNoProc, err)
 	}

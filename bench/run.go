@@ -136,6 +136,9 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 		return nil, fmt.Errorf("%w: %s needs a context of %d, have %d", ErrTest, t.Name(), need, c.Ctx)
 	}
 	info := m.Info()
+	if err := checkMemory(m, c.Ctx); err != nil {
+		return nil, err
+	}
 	st, err := m.NewState(c.Ctx)
 	if err != nil {
 		return nil, err
@@ -192,6 +195,37 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	r.Memory = measure(info, st)
 	r.Memory.PeakReset = reset
 	return r, nil
+}
+
+// ErrMemory is wrapped by the error for a context whose state would not
+// fit in the available memory.
+var ErrMemory = errors.New("bench: state does not fit in memory")
+
+// checkMemory refuses a context whose state would exceed the memory the
+// system has available: touching it would swap or wake the OOM killer on
+// a shared machine. The state's size is extrapolated from a one-position
+// state: the KV cache grows with the context, the recurrent state does not.
+func checkMemory(m model.Model, ctx int) error {
+	avail, err := MemAvailable()
+	if err != nil {
+		return nil // not Linux: nothing to check against
+	}
+	probe, err := m.NewState(1)
+	if err != nil {
+		return err
+	}
+	var need int64
+	for k, v := range probe.Bytes() {
+		if k == "kv" {
+			v *= int64(ctx)
+		}
+		need += v
+	}
+	if need > avail {
+		return fmt.Errorf("%w: a context of %d needs %.2f GiB of state, %.2f GiB available",
+			ErrMemory, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
+	}
+	return nil
 }
 
 // prefill runs toks through m in forward passes of at most batch tokens;

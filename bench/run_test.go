@@ -349,3 +349,18 @@ func TestRunPasses(t *testing.T) {
 		}
 	}
 }
+
+// A context whose state exceeds the machine's memory is refused before
+// anything is allocated.
+func TestRunMemoryLimit(t *testing.T) {
+	if _, err := MemAvailable(); err != nil {
+		t.Skip("no /proc/meminfo on this system")
+	}
+	m := loadTiny(t, "tiny", quant.Q2_0)
+	// 2 layers × K and V × 128 floats × 4 bytes = 2 KiB per position:
+	// 2^40 positions are 2 PiB.
+	_, err := Run(m, Test{Gen: 1}, Config{Reps: 1, Ctx: 1 << 40})
+	if !errors.Is(err, ErrMemory) {
+		t.Errorf("got %v, want ErrMemory", err)
+	}
+}

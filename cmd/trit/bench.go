@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -384,6 +385,11 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 				}
 				fmt.Fprintln(stderr)
 				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup})
+				if errors.Is(err, bench.ErrMemory) {
+					// Skip this context, measure the others.
+					fmt.Fprintf(stderr, "trit bench: skipped: %v\n", err)
+					continue
+				}
 				if err != nil {
 					m.Close()
 					return err
