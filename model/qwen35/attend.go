@@ -64,14 +64,14 @@ func (m *Model) attendTiled(out, q []float32, kv *model.KV, nt, pos0 int) {
 					o := acc[r*hd : (r+1)*hd]
 					if bm > mx[r] {
 						// Rescale what was accumulated under the old maximum.
-						c := math.Exp(float64(mx[r] - bm))
-						ops.Scale(o, float32(c))
-						sum[r] *= c
+						c := expNeg(mx[r] - bm)
+						ops.Scale(o, c)
+						sum[r] *= float64(c)
 						mx[r] = bm
 					}
 					for j, sj := range s {
 						p := j0 + j
-						e := float32(math.Exp(float64(sj - bm)))
+						e := expNeg(sj - bm)
 						sum[r] += float64(e)
 						ops.Axpy(o, e, kv.V[p*kvDim+g*hd:p*kvDim+(g+1)*hd])
 					}
@@ -88,4 +88,26 @@ func (m *Model) attendTiled(out, q []float32, kv *model.KV, nt, pos0 int) {
 			}
 		}
 	})
+}
+
+// expNeg returns e^x for x ≤ 0 in float32 to within a few ulp, and 0 for
+// x < −87 (near the bottom of the normal range). Softmax weights need no
+// more, and it is several times cheaper than math.Exp, which dominated the
+// prefill attention. The reduction and polynomial are Cephes' expf:
+// x = k·ln2 + r, |r| ≤ ln2/2, e^r by a polynomial, 2^k set in the exponent
+// bits.
+func expNeg(x float32) float32 {
+	if x < -87 {
+		return 0
+	}
+	k := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
+	r := x - k*0.693359375 + k*2.12194440e-4
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	y := p*r*r + r + 1
+	return y * math.Float32frombits(uint32(int32(k)+127)<<23)
 }

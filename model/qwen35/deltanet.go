@@ -98,13 +98,13 @@ func (m *Model) deltaNet(l *layer, steps []model.Step, n int) error {
 			S := st.ssm[l.rec][j*m.dv*m.dk : (j+1)*m.dv*m.dk]
 			in := m.headInputs(j, t0, nt, c)
 			if nt == 1 {
-				recurrent(S, in, m.dk, m.dv)
+				recurrent(S, &in, m.dk, m.dv)
 				continue
 			}
 			if cs == nil {
 				cs = newChunkScratch(m.dk, m.dv)
 			}
-			chunked(S, in, m.dk, m.dv, nt, cs)
+			chunked(S, &in, m.dk, m.dv, nt, cs)
 		}
 	})
 
@@ -197,14 +197,14 @@ func (h *headIn) logDecay(t int) float32 { return h.g[t*h.hv+h.j] }
 // headInputs locates value head j's inputs for tokens t0…t0+nt−1. In GGUF
 // qwen35 files value head j reads key head j mod hk (the converter's tiled
 // order); in qwen3next files key head j/r (grouped order).
-func (m *Model) headInputs(j, t0, nt, c int) *headIn {
+func (m *Model) headInputs(j, t0, nt, c int) headIn {
 	s := &m.scratch
 	kh := j % m.hk
 	if m.grouped {
 		kh = j / (m.hv / m.hk)
 	}
 	kd, vd := m.hk*m.dk, m.hv*m.dv
-	return &headIn{
+	return headIn{
 		conv: s.conv[t0*c : (t0+nt)*c], c: c,
 		qOff: kh * m.dk, kOff: kd + kh*m.dk, vOff: 2*kd + j*m.dv,
 		beta: s.b[t0*m.hv : (t0+nt)*m.hv], g: s.a[t0*m.hv : (t0+nt)*m.hv], hv: m.hv, j: j,
