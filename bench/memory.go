@@ -10,7 +10,7 @@ import (
 )
 
 // ErrNoProc is returned where /proc cannot be read (not Linux).
-var ErrNoProc = errors.New("bench: /proc/self/status unavailable")
+var ErrNoProc = errors.New("bench: /proc unavailable")
 
 // PeakRSS returns the process's resident-set high-water mark (VmHWM) in
 // bytes. It is process-wide: it counts every allocation and every touched
