@@ -59,9 +59,9 @@ func useTier(name string) (restore func(), err error) {
 // dotFn returns Σ_j W[j]·x[j] for one packed row and activation row i.
 type dotFn func(w []byte, a *Acts, i int) float32
 
-// dot4Fn computes the products of one packed row with activation rows
-// i .. i+3 into out[0:4].
-type dot4Fn func(w []byte, a *Acts, i int, out *[4]float32)
+// dot4Fn computes the products of packed weights w (whole blocks) with
+// activation rows i .. i+3 from element k0 on, into out[0:4].
+type dot4Fn func(w []byte, a *Acts, i, k0 int, out *[4]float32)
 
 // kernel is one format's implementations by tier; a nil entry falls back
 // to the next lower tier. dot4, where present, serves n > 1 at that tier.

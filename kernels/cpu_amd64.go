@@ -60,33 +60,33 @@ func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, 
 //go:noescape
 func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
-func dot4Q2_0(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, true)
+func dot4Q2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, true)
 	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.stride, &out[0])
 }
 
-func dot4Q2_0g64(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, true)
+func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, true)
 	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.stride, &out[0])
 }
 
-func dot4TQ2_0(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, false)
+func dot4TQ2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, false)
 	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.stride, &out[0])
 }
 
-func dot4Q1_0(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, false)
+func dot4Q1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, false)
 	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.stride, &out[0])
 }
 
-func dot4PTQ1_0(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := tritRow(a, i, 0)
+func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := tritRow(a, i, k0, 0)
 	ptq1x4AVX512(&w[0], len(w)/28, q, sz, ds, a.trit[0].stride, &out[0])
 }
 
-func dot4TQ1_0(w []byte, a *Acts, i int, out *[4]float32) {
-	q, sz, ds := tritRow(a, i, 1)
+func dot4TQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := tritRow(a, i, k0, 1)
 	tq1x4AVX512(&w[0], len(w)/54, q, sz, ds, a.trit[1].stride, &out[0])
 }
 
@@ -125,36 +125,38 @@ func tq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 //go:noescape
 func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
-// tritRow returns pointers to activation row i in trit layout k.
-func tritRow(a *Acts, i, k int) (*int8, *int32, *float32) {
-	t := &a.trit[k]
-	off := i * t.stride
+// tritRow returns pointers to activation row i in trit layout k, from
+// element k0 (a multiple of the block size) on.
+func tritRow(a *Acts, i, k0, k int) (*int8, *int32, *float32) {
+	t, l := &a.trit[k], tritLayouts[k]
+	off := i*t.stride + k0/l.be*len(l.slots)
 	return &t.q[off], &t.sz[off/4], &t.ds[off/4]
 }
 
 func dotPTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0)
+	q, sz, ds := tritRow(a, i, 0, 0)
 	return ptq1AVX2(&w[0], len(w)/28, q, sz, ds)
 }
 
 func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0)
+	q, sz, ds := tritRow(a, i, 0, 0)
 	return ptq1AVX512(&w[0], len(w)/28, q, sz, ds)
 }
 
 func dotTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 1)
+	q, sz, ds := tritRow(a, i, 0, 1)
 	return tq1AVX2(&w[0], len(w)/54, q, sz, ds)
 }
 
 func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 1)
+	q, sz, ds := tritRow(a, i, 0, 1)
 	return tq1AVX512(&w[0], len(w)/54, q, sz, ds)
 }
 
-// simdRow returns pointers to activation row i's SIMD layouts.
-func simdRow(a *Acts, i int, reordered bool) (*int8, *int32, *float32) {
-	off := i * a.stride
+// simdRow returns pointers to activation row i's SIMD layouts, from
+// element k0 on.
+func simdRow(a *Acts, i, k0 int, reordered bool) (*int8, *int32, *float32) {
+	off := i*a.stride + k0
 	q := a.qn
 	if reordered {
 		q = a.qt
@@ -163,41 +165,41 @@ func simdRow(a *Acts, i int, reordered bool) (*int8, *int32, *float32) {
 }
 
 func dotQ2_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, true)
+	q, sz, ds := simdRow(a, i, 0, true)
 	return q2AVX2(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
 func dotQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, true)
+	q, sz, ds := simdRow(a, i, 0, true)
 	return q2AVX512(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, true)
+	q, sz, ds := simdRow(a, i, 0, true)
 	return q2AVX2(&w[0], len(w)/18, 2, q, sz, ds)
 }
 
 func dotQ2_0g64AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, true)
+	q, sz, ds := simdRow(a, i, 0, true)
 	return q2AVX512(&w[0], len(w)/18, 2, q, sz, ds)
 }
 
 func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, false)
+	q, sz, ds := simdRow(a, i, 0, false)
 	return tq2AVX2(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotTQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, false)
+	q, sz, ds := simdRow(a, i, 0, false)
 	return tq2AVX512(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, false)
+	q, sz, ds := simdRow(a, i, 0, false)
 	return q1AVX2(&w[0], len(w)/18, q, sz, ds)
 }
 
 func dotQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, false)
+	q, sz, ds := simdRow(a, i, 0, false)
 	return q1AVX512(&w[0], len(w)/18, q, sz, ds)
 }

@@ -207,9 +207,10 @@ func TestMatMulVsFloat(t *testing.T) {
 	}
 }
 
-// TestLargeMatMul runs the tiled n > 1 path across tile edges and checks
-// it equals n separate matrix-vector products bit for bit (the four-row
-// kernels keep the single-row association).
+// TestLargeMatMul runs the tiled n > 1 path across tile and K-chunk edges
+// and checks it against n separate matrix-vector products: equal within
+// the TestTiers bound (the K chunks of the four-row kernels change only the
+// float association).
 func TestLargeMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)
@@ -222,10 +223,15 @@ func TestLargeMatMul(t *testing.T) {
 		got := make([]float32, n*w.Rows)
 		p.MatMul(got, w, x, n)
 		one := make([]float32, w.Rows)
+		var a Acts
 		for i := range n {
 			p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
-			if !slices.Equal(one, got[i*w.Rows:(i+1)*w.Rows]) {
-				t.Fatalf("%s: row %d of the product differs from the matvec", f, i)
+			p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
+			for r := range w.Rows {
+				_, mag := exactRef(w, &a, 0, r, false)
+				if d := math.Abs(float64(one[r] - got[i*w.Rows+r])); d > 2*bound(f, cols)*0x1p-23*mag {
+					t.Fatalf("%s: [%d,%d] = %g, matvec %g", f, i, r, got[i*w.Rows+r], one[r])
+				}
 			}
 		}
 	}
