@@ -166,6 +166,10 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		return nil, fmt.Errorf("qwen35: %d value heads not a multiple of %d key heads", m.hv, m.hk)
 	case inner != m.hv*m.dv:
 		return nil, fmt.Errorf("qwen35: ssm.inner_size %d ≠ %d value heads × %d", inner, m.hv, m.dv)
+	case m.dk > 1024 || int64(m.hv)*int64(m.dk)*int64(m.dk) > 1<<28:
+		// The recurrent state (hv·dk² floats per layer and sequence) is
+		// allocated by NewState; real models hold 32·128².
+		return nil, fmt.Errorf("qwen35: recurrent state of %d heads × %d² is too large", m.hv, m.dk)
 	case m.convK < 2 || m.convK > 64:
 		return nil, fmt.Errorf("qwen35: conv kernel %d out of range [2, 64]", m.convK)
 	}
