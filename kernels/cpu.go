@@ -93,7 +93,7 @@ var kernelTable = map[*quant.Format]*kernel{
 	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}},
 	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}},
 	quant.TQ1_0:   {dot: [numTiers]dotFn{dotTQ1_0Go}},
-	quant.TQ2_0:   {dot: [numTiers]dotFn{dotTQ2_0Go}},
+	quant.TQ2_0:   {lut: lutTQ2_0},
 	quant.Q1_0:    {lut: lutQ1_0},
 	quant.Q2_0:    {lut: lutQ2_0},
 	quant.PQ2_0:   {lut: lutQ2_0},

@@ -19,29 +19,6 @@ func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
 	return a.q[i*a.cols : (i+1)*a.cols], a.d[i*nb : (i+1)*nb], a.s[i*nb : (i+1)*nb]
 }
 
-// dotTQ2_0Go: activation block 4c+l of a 256-block reads bits 2l of bytes
-// qs[32c .. 32c+31], in element order.
-func dotTQ2_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
-	var sum float32
-	for b, k0 := 0, 0; b+66 <= len(w); b, k0 = b+66, k0+8 {
-		blk := w[b : b+66]
-		var sumi float32
-		for k := range 8 {
-			qs := blk[32*(k/4) : 32*(k/4)+32]
-			sh := 2 * uint(k%4)
-			x := q[(k0+k)*qk : (k0+k)*qk+qk]
-			var t int32
-			for m, c := range qs {
-				t += int32(c>>sh&3) * int32(x[m])
-			}
-			sumi += d[k0+k] * float32(t-s[k0+k])
-		}
-		sum += fp16(blk[64:]) * sumi
-	}
-	return sum
-}
-
 // dotTritGo handles TQ1_0 and PTQ1_0 by unpacking a block's trits first.
 func dotTritGo(w []byte, a *Acts, i int, bb, be int, widths [3]int, qh, dOff int) float32 {
 	q, d, _ := actRow(a, i)

@@ -1,5 +1,7 @@
 package kernels
 
+import "encoding/binary"
+
 // The generic tier computes the positional ternary formats with lookup
 // tables built from the activations (the T-MAC idea): for every code byte
 // position g of a row, table g maps each of the 256 byte values to the
@@ -23,6 +25,7 @@ var (
 	lutQ2_0    = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 4) }}
 	lutQ2_0g64 = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 2) }}
 	lutQ1_0    = &lutKernel{elems: 8, build: buildQ1, dot: lutDotQ1}
+	lutTQ2_0   = &lutKernel{elems: 4, build: buildQ2, dot: lutDotTQ2}
 )
 
 // buildQ2 tables the 2-bit codes c ∈ {0..3} of a byte (element 4g+j at
@@ -102,6 +105,34 @@ func lutDotQ1(w []byte, lut []int16, d []float32, s []int32) float32 {
 			sumi += d[k] * float32(v-s[k])
 		}
 		sum += fp16(blk) * sumi
+	}
+	return sum
+}
+
+// lutDotTQ2 is the TQ2_0 row product on Q2_0's tables: activation block
+// 4c+l reads bits 2l of bytes 32c..32c+31, and gathering those 2-bit codes
+// from four consecutive bytes gives exactly the Q2_0 table index of the four
+// consecutive activations they multiply.
+func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32) float32 {
+	const m2 = 0x0303030303030303
+	var sum float32
+	for b, k := 0, 0; b+66 <= len(w); b += 66 {
+		blk := w[b : b+66]
+		var sumi float32
+		for j := 0; j < 8; j, k = j+1, k+1 {
+			qs := blk[32*(j/4) : 32*(j/4)+32]
+			sh := 2 * uint(j%4)
+			t := lut[2048*k : 2048*k+2048]
+			var v int32
+			for h := range 4 {
+				x := binary.LittleEndian.Uint64(qs[8*h:]) >> sh & m2
+				x |= x >> 6
+				x |= x >> 12
+				v += int32(t[512*h+int(uint8(x))]) + int32(t[512*h+256+int(uint8(x>>32))])
+			}
+			sumi += d[k] * float32(v-s[k])
+		}
+		sum += fp16(blk[64:]) * sumi
 	}
 	return sum
 }
