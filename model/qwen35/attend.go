@@ -100,7 +100,10 @@ func expNeg(x float32) float32 {
 	if x < -87 {
 		return 0
 	}
-	k := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
+	// Round x·log₂e to the nearest integer: for x ≤ 0, truncating
+	// x·log₂e − 0.5 toward zero does it without a call to math.Floor.
+	ki := int32(x*1.44269504088896341 - 0.5)
+	k := float32(ki)
 	r := x - k*0.693359375 + k*2.12194440e-4
 	p := float32(1.9875691500e-4)
 	p = p*r + 1.3981999507e-3
@@ -109,5 +112,5 @@ func expNeg(x float32) float32 {
 	p = p*r + 1.6666665459e-1
 	p = p*r + 5.0000001201e-1
 	y := p*r*r + r + 1
-	return y * math.Float32frombits(uint32(int32(k)+127)<<23)
+	return y * math.Float32frombits(uint32(ki+127)<<23)
 }
