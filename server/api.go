@@ -208,7 +208,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 			if te.Field == "" {
 				return badRequest("", "the request body must be a JSON object, not %s", te.Value)
 			}
-			return badRequest(te.Field, "field %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+			// The path names embedded structs; clients know only the JSON keys.
+			field := strings.TrimPrefix(te.Field, "samplingFields.")
+			return badRequest(field, "field %q must be %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
 		case errors.As(err, &fe):
 			return badRequest(fe.param, "%s", fe.msg)
 		}

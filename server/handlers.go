@@ -664,6 +664,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request, b *loadedBacke
 	}
 	parse := req.ParseSpecial == nil || *req.ParseSpecial
 	ids := b.Engine.Tok.Encode(req.Content, tokenizer.EncodeOptions{AddBOS: req.AddSpecial, ParseSpecial: parse})
+	if ids == nil {
+		ids = []int{} // "tokens": [], not null
+	}
 	if !req.WithPieces {
 		writeJSON(w, http.StatusOK, map[string]any{"tokens": ids})
 		return

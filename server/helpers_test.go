@@ -235,7 +235,9 @@ func (m *scriptModel) next(toks []int) int {
 		return m.imEnd
 	}
 	prompt := m.tok.Decode(toks[:last])
-	gen := strings.TrimPrefix(m.tok.Decode(toks[last+1:]), "assistant\n")
+	// Control tokens decode to nothing: an empty thinking block that the
+	// template adds leaves only newlines, which replies never start with.
+	gen := strings.TrimLeft(strings.TrimPrefix(m.tok.Decode(toks[last+1:]), "assistant\n"), "\n")
 	reply := m.reply(prompt)
 	if len(gen) < len(reply) && strings.HasPrefix(reply, gen) {
 		return int(reply[len(gen)]) // byte tokens have the byte's id
@@ -339,4 +341,26 @@ func checkChatStream(data []string, wantUsage bool) (streamResult, error) {
 		return r, fmt.Errorf("finish %q, usage %v", r.finish, r.usage)
 	}
 	return r, nil
+}
+
+var (
+	demoTokOnce sync.Once
+	demoTok     *tokenizer.Tokenizer
+	demoTokErr  error
+)
+
+// fuzzTok returns the demo model's tokenizer, built once.
+func fuzzTok(t testing.TB) *tokenizer.Tokenizer {
+	demoTokOnce.Do(func() {
+		f, err := demo.File()
+		if err != nil {
+			demoTokErr = err
+			return
+		}
+		demoTok, demoTokErr = model.Tokenizer(f)
+	})
+	if demoTokErr != nil {
+		t.Fatal(demoTokErr)
+	}
+	return demoTok
 }
