@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"trit/chat"
 	"trit/sample"
@@ -23,6 +24,7 @@ const (
 	maxMessages    = 4096
 	maxContentPart = 4096
 	maxTools       = 256
+	bodyTimeout    = 60 * time.Second
 )
 
 // samplingFields are the generation fields shared by the chat and the
@@ -184,6 +186,13 @@ func fieldErr(param, format string, args ...any) error {
 // decodeBody reads a JSON request body of at most limit bytes into v and
 // maps every failure to a 4xx APIError.
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	// A deadline for the body alone: a client trickling bytes cannot hold
+	// a handler forever, while the response (a long stream) has no limit.
+	// Writers without deadlines (tests' recorders) just skip it.
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(bodyTimeout)) == nil {
+		defer rc.SetReadDeadline(time.Time{})
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -14,7 +14,8 @@ var (
 	ErrBusy = errors.New("server: all slots busy and the queue is full")
 	// ErrShutdown is returned for work submitted or cut off by Shutdown.
 	ErrShutdown = errors.New("server: shutting down")
-	// ErrNoBackend is returned by New for a Config without a model.
+	// ErrNoBackend is returned by Load (and New) for a Backend without an
+	// engine, model or tokenizer.
 	ErrNoBackend = errors.New("server: no backend")
 )
 
@@ -28,6 +29,7 @@ type APIError struct {
 	Code    string // machine-readable detail, if any
 }
 
+// Error formats the error for logs.
 func (e *APIError) Error() string {
 	if e.Param != "" {
 		return fmt.Sprintf("%s (param %s): %s", e.Type, e.Param, e.Message)

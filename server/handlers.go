@@ -104,7 +104,7 @@ func newID(prefix string) string {
 
 func randomSeed() uint64 { return mrand.Uint64() }
 
-// run submits a job and maps scheduler errors to API errors.
+// submit queues a job and maps scheduler errors to API errors.
 func (s *Server) submit(b *loadedBackend, j *job) error {
 	switch err := b.sc.submit(j); {
 	case errors.Is(err, ErrBusy):
