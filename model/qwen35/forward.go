@@ -13,12 +13,11 @@ import (
 type scratch struct {
 	x, xn, y               []float32
 	qkv, conv, z, b, a, ba []float32
-	o, gated               []float32
+	o                      []float32
 	qg, q, gate, k, v, att []float32
 	ffnGate, ffnUp         []float32
 	rows, logits           []float32
 	in, mid                hadamard.Site
-	perm                   []int // tiled → grouped value-head order of ssm_out's input
 	tab                    []float32
 }
 
