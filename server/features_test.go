@@ -216,3 +216,26 @@ func TestTokenize(t *testing.T) {
 		t.Fatalf("detokenize: %d %s", code, body)
 	}
 }
+
+// TestModelFailure makes Forward fail and panic: the request gets a 500
+// error object (or an error event when streamed) and the server goes on.
+func TestModelFailure(t *testing.T) {
+	eng, sm := scriptEngine(t, func(string) string { return "fine" }, 0)
+	ts := startServer(t, Config{Backend: &Backend{Engine: eng}})
+	for _, mode := range []string{"error", "panic"} {
+		sm.fail.Store(mode)
+		code, body := ts.post(t, "/v1/chat/completions", chatBody("hi", 5, false))
+		if code != 500 || !strings.Contains(body, `"type":"server_error"`) {
+			t.Errorf("%s: %d %s", mode, code, body)
+		}
+		code, body = ts.post(t, "/v1/chat/completions", chatBody("hi", 5, true))
+		if code != 200 || !strings.Contains(body, `data: {"error":`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+			t.Errorf("%s streamed: %d %s", mode, code, body)
+		}
+		sm.fail.Store("")
+		code, body = ts.post(t, "/v1/chat/completions", chatBody("hi", 5, false))
+		if code != 200 || !strings.Contains(body, `"content":"fine"`) {
+			t.Errorf("after the %s: %d %s", mode, code, body)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -170,6 +171,7 @@ type scriptModel struct {
 	reply    func(prompt string) string
 	delay    time.Duration
 	forwards atomic.Int64
+	fail     atomic.Value // string: "error" or "panic" makes Forward fail
 
 	mu     sync.Mutex
 	active bool
@@ -210,6 +212,12 @@ func (m *scriptModel) Forward(steps []model.Step) error {
 	}()
 	m.forwards.Add(1)
 	time.Sleep(m.delay)
+	switch m.fail.Load() {
+	case "error":
+		return errors.New("scriptModel: failing as told")
+	case "panic":
+		panic("scriptModel: panicking as told")
+	}
 	for _, st := range steps {
 		s := st.State.(*scriptState)
 		s.toks = append(s.toks, st.Tokens...)

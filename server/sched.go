@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -304,7 +305,7 @@ func (s *sched) step() {
 		return
 	}
 	t0 := time.Now()
-	err := s.eng.Model.Forward(steps)
+	err := s.forward(steps)
 	s.m.observeStep(len(steps), time.Since(t0))
 	for i, j := range sjobs {
 		sl := j.slot
@@ -326,6 +327,17 @@ func (s *sched) step() {
 		s.advance(j)
 	}
 	clear(s.steps) // drop references to states and buffers between steps
+}
+
+// forward runs the model, turning a panic into an error for this step's
+// jobs so that one bad batch does not take the server down.
+func (s *sched) forward(steps []model.Step) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("server: model panicked: %v", v)
+		}
+	}()
+	return s.eng.Model.Forward(steps)
 }
 
 // advance samples the next token of j from its slot's logits and ends the
