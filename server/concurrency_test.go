@@ -333,3 +333,43 @@ func TestHealthWhileLoading(t *testing.T) {
 		t.Errorf("/health after loading: %d %s", code, body)
 	}
 }
+
+// TestChunkedPrefill checks the batching itself: a long prompt arriving
+// while another request decodes is prefilled in chunks of the batch size,
+// each in the same Forward call as the other request's next token.
+func TestChunkedPrefill(t *testing.T) {
+	eng, sm := scriptEngine(t, longReply, time.Millisecond)
+	eng.Batch = 16
+	ts := startServer(t, Config{Backend: &Backend{Engine: eng}, Parallel: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, _ := startStream(t, ctx, ts.URL, ts.client, "a", 4000)
+	defer a.Body.Close()
+	long := strings.Repeat("x", 100)
+	code, body := ts.post(t, "/v1/chat/completions", chatBody(long, 3, false))
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	cancel()
+	ts.stop()
+	// The long request's prompt is ChatML around 100 bytes: > 100 tokens.
+	chunks, mixed := 0, 0
+	for _, b := range sm.batches {
+		tokens := 0
+		for _, n := range b {
+			tokens += n
+		}
+		if tokens > 16 {
+			t.Fatalf("a forward pass of %d tokens, over the batch of 16: %v", tokens, b)
+		}
+		if len(b) == 2 && max(b[0], b[1]) > 1 {
+			chunks++
+			if min(b[0], b[1]) == 1 {
+				mixed++
+			}
+		}
+	}
+	if chunks < 100/15 || mixed != chunks {
+		t.Errorf("%d prefill chunks, %d of them next to a decoding step; batches %v", chunks, mixed, sm.batches)
+	}
+}

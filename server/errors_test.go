@@ -141,3 +141,23 @@ func FuzzChatRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestCORSPreflight(t *testing.T) {
+	ts := startServer(t, Config{Backend: &Backend{Engine: demoEngine(t)}, APIKey: "k"})
+	req, _ := http.NewRequest("OPTIONS", ts.URL+"/v1/chat/completions", nil)
+	req.Header.Set("Origin", "http://localhost:3000")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := ts.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	code, _ := ts.get(t, "/v1/models", "Origin", "http://localhost:3000")
+	if code != 401 {
+		t.Errorf("a cross-origin request without the key: %d, want 401", code)
+	}
+}

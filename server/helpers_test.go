@@ -172,6 +172,7 @@ type scriptModel struct {
 	delay    time.Duration
 	forwards atomic.Int64
 	fail     atomic.Value // string: "error" or "panic" makes Forward fail
+	batches  [][]int      // token count of each step of each Forward call
 
 	mu     sync.Mutex
 	active bool
@@ -211,6 +212,11 @@ func (m *scriptModel) Forward(steps []model.Step) error {
 		m.mu.Unlock()
 	}()
 	m.forwards.Add(1)
+	var sizes []int
+	for _, st := range steps {
+		sizes = append(sizes, len(st.Tokens))
+	}
+	m.batches = append(m.batches, sizes) // guarded by active: one caller at a time
 	time.Sleep(m.delay)
 	switch m.fail.Load() {
 	case "error":

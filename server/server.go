@@ -330,7 +330,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // middleware: panic recovery, path cleaning (clients send /v1//models),
-// authentication, in-flight counting and request logs.
+// CORS, authentication, in-flight counting and request logs.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
@@ -359,6 +359,18 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			u.RawPath = ""
 			r2.URL = &u
 			r = &r2
+		}
+		// Browser clients (web UIs) need CORS; preflights carry no key.
+		if r.Header.Get("Origin") != "" {
+			h := sw.Header()
+			h.Set("Access-Control-Allow-Origin", "*")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				h.Set("Access-Control-Max-Age", "600")
+				sw.WriteHeader(http.StatusNoContent)
+				return
+			}
 		}
 		if s.cfg.APIKey != "" && r.URL.Path != "/health" && r.URL.Path != "/v1/health" && !s.authorized(r) {
 			writeError(sw, &APIError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
