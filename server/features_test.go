@@ -239,3 +239,26 @@ func TestModelFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestEnableThinking checks that chat_template_kwargs reach the template:
+// with thinking off, ChatML gets an empty <think></think> block (two
+// control tokens and four newlines with the demo vocabulary).
+func TestEnableThinking(t *testing.T) {
+	ts := startServer(t, Config{Backend: &Backend{Engine: demoEngine(t)}})
+	promptTokens := func(extra string) int {
+		code, body := ts.post(t, "/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}],"max_tokens":1`+extra+`}`)
+		if code != 200 {
+			t.Fatalf("%d %s", code, body)
+		}
+		var r chatResponse
+		json.Unmarshal([]byte(body), &r)
+		return r.Usage.PromptTokens
+	}
+	on := promptTokens(`,"chat_template_kwargs":{"enable_thinking":true}`)
+	if d := promptTokens(`,"chat_template_kwargs":{"enable_thinking":false}`) - on; d != 6 {
+		t.Errorf("thinking off adds %d prompt tokens, want 6", d)
+	}
+	if d := promptTokens("") - on; d != 0 {
+		t.Errorf("the default differs from thinking on by %d tokens", d)
+	}
+}
