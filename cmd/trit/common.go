@@ -11,7 +11,8 @@ import (
 	"trit/gguf"
 	"trit/model"
 	"trit/model/demo"
-	_ "trit/model/llama" // register the llama-family architectures
+	_ "trit/model/llama"  // register the llama-family architectures
+	_ "trit/model/qwen35" // and the Qwen3.5/3.6 hybrids
 	"trit/sample"
 )
 
