@@ -86,7 +86,8 @@ type Options struct {
 	// float activations: the slow reference path, for comparing a packed
 	// file with its float original.
 	Exact bool
-	// KVType is the element type of attention caches: "f32" or "f16" (default).
+	// KVType is the element type of attention caches: KVF16 (the default,
+	// as in llama.cpp) or KVF32.
 	KVType string
 }
 

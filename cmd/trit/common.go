@@ -24,9 +24,14 @@ type modelFlags struct {
 	ctx     int
 	batch   int
 	exact   bool
+	cache   string
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) {
+func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, model.KVF16) }
+
+// registerCache registers the flags with cache as the default KV cache
+// type.
+func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
 	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
@@ -35,6 +40,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.ctx, "ctx-size", 4096, "same as -c")
 	fs.IntVar(&m.batch, "b", 512, "prompt tokens per forward pass")
 	fs.IntVar(&m.batch, "batch-size", 512, "same as -b")
+	fs.StringVar(&m.cache, "cache-type", cache, "KV cache element type: f16 or f32")
 	fs.BoolVar(&m.exact, "exact", false, "compute on exactly dequantized weights with float activations (slow reference path)")
 }
 
@@ -71,7 +77,7 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	if !demoModel {
 		prefault(f, stderr)
 	}
-	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact})
+	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact, KVType: m.cache})
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -23,7 +23,8 @@ func runLogits(args []string, stdout, stderr io.Writer) error {
 	c := commands["logits"]
 	fs := newFlags(c, stderr)
 	var mf modelFlags
-	mf.register(fs)
+	// Reference runs (llama.cpp's included) keep the cache in float32.
+	mf.registerCache(fs, model.KVF32)
 	var idsFlag, mode string
 	var asJSON bool
 	var top int

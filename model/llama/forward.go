@@ -96,8 +96,7 @@ func (m *Model) Forward(steps []model.Step) error {
 				}
 				m.rope.ApplyTable(q, m.attn.Heads, s.rope[r*tl:(r+1)*tl])
 				m.rope.ApplyTable(k, m.attn.KVHeads, s.rope[r*tl:(r+1)*tl])
-				copy(kv.K[pos*kvDim:(pos+1)*kvDim], k)
-				copy(kv.V[pos*kvDim:(pos+1)*kvDim], s.v[r*kvDim:(r+1)*kvDim])
+				kv.Store(pos, k, s.v[r*kvDim:(r+1)*kvDim])
 				r++
 			}
 		}

@@ -7,7 +7,6 @@ package llama
 
 import (
 	"fmt"
-	"slices"
 
 	"trit/gguf"
 	"trit/kernels"
@@ -37,6 +36,7 @@ type Model struct {
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
+	kvType      string
 	rope        *ops.Rope
 	embd        *kernels.Matrix
 	out         *model.Linear
@@ -66,7 +66,7 @@ func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
 
 func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
 	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool}
+	m := &Model{file: f, pool: pool, kvType: opts.KVType}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -190,21 +190,24 @@ func (m *Model) Close() error {
 type state struct {
 	pos, cap int
 	kv       []model.KV
-	kvDim    int
 }
 
 func (s *state) Pos() int { return s.pos }
 func (s *state) Cap() int { return s.cap }
 func (s *state) Reset()   { s.pos = 0 }
 func (s *state) Bytes() map[string]int64 {
-	return map[string]int64{"kv": int64(len(s.kv)) * 2 * int64(s.cap*s.kvDim) * 4}
+	var n int64
+	for i := range s.kv {
+		n += s.kv[i].Bytes()
+	}
+	return map[string]int64{"kv": n}
 }
 
 func (s *state) Clone() model.State {
 	c := *s
 	c.kv = make([]model.KV, len(s.kv))
-	for i, kv := range s.kv {
-		c.kv[i] = model.KV{K: slices.Clone(kv.K), V: slices.Clone(kv.V)}
+	for i := range s.kv {
+		c.kv[i] = s.kv[i].Clone()
 	}
 	return &c
 }
@@ -214,6 +217,9 @@ func (m *Model) NewState(ctx int) (model.State, error) {
 	if ctx <= 0 {
 		return nil, fmt.Errorf("llama: context size %d", ctx)
 	}
-	kvDim := m.attn.KVHeads * m.attn.HeadDim
-	return &state{cap: ctx, kvDim: kvDim, kv: model.NewKV(len(m.layers), ctx, kvDim)}, nil
+	kv, err := model.NewKV(len(m.layers), ctx, m.attn.KVHeads*m.attn.HeadDim, m.kvType)
+	if err != nil {
+		return nil, err
+	}
+	return &state{cap: ctx, kv: kv}, nil
 }

@@ -23,7 +23,7 @@ func TestReferenceLogits(t *testing.T) {
 	for _, path := range files {
 		stem := strings.TrimSuffix(filepath.Base(path), ".gguf")
 		t.Run(stem, func(t *testing.T) {
-			m, err := model.Load(path, model.Options{Threads: 2})
+			m, err := model.Load(path, model.Options{Threads: 2, KVType: model.KVF32})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestExactPathMatchesFloat(t *testing.T) {
 	dir := testdata.Path(t, "reference")
 	for _, stem := range []string{"qwen3-tern-Q2_0", "qwen3-tern-Q2_0g128"} {
 		t.Run(stem, func(t *testing.T) {
-			m, err := model.Load(filepath.Join(dir, stem+".gguf"), model.Options{Threads: 2, Exact: true})
+			m, err := model.Load(filepath.Join(dir, stem+".gguf"), model.Options{Threads: 2, Exact: true, KVType: model.KVF32})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -184,8 +184,7 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 			tab := m.rope.Table(pos, s.tab)
 			m.rope.ApplyTable(q, heads, tab)
 			m.rope.ApplyTable(k, kvHeads, tab)
-			copy(kv.K[pos*kvd:(pos+1)*kvd], k)
-			copy(kv.V[pos*kvd:(pos+1)*kvd], s.v[r*kvd:(r+1)*kvd])
+			kv.Store(pos, k, s.v[r*kvd:(r+1)*kvd])
 			r++
 		}
 	}
@@ -193,11 +192,7 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 	for _, step := range steps {
 		st := step.State.(*state)
 		nt := len(step.Tokens)
-		if nt == 1 {
-			m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
-		} else {
-			m.attendTiled(s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
-		}
+		m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
 		r += nt
 	}
 	ops.Sigmoid(s.gate, s.gate)

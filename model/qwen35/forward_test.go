@@ -10,7 +10,7 @@ import (
 
 func load(t testing.TB, path string) model.Model {
 	t.Helper()
-	m, err := model.Load(path, model.Options{Threads: 2})
+	m, err := model.Load(path, model.Options{Threads: 2, KVType: model.KVF32})
 	if err != nil {
 		t.Fatal(err)
 	}

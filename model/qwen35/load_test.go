@@ -77,7 +77,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bad.gguf")
 			rewrite(t, src, dst, tc.edit, tc.drop)
-			m, err := model.Load(dst, model.Options{Threads: 1})
+			m, err := model.Load(dst, model.Options{Threads: 1, KVType: model.KVF32})
 			if err == nil {
 				m.Close()
 				t.Fatal("loaded without error")

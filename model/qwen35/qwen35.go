@@ -79,6 +79,7 @@ type Model struct {
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
+	kvType      string
 	rope        *ops.Rope
 
 	// Gated DeltaNet shape.
@@ -123,7 +124,7 @@ const maxDim = 1 << 20
 
 func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
 	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool, grouped: arch == "qwen3next"}
+	m := &Model{file: f, pool: pool, grouped: arch == "qwen3next", kvType: opts.KVType}
 	var err error
 	get := func(key string) int {
 		if err != nil {

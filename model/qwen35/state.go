@@ -12,7 +12,6 @@ import (
 // and a delta-rule state of fixed size.
 type state struct {
 	pos, cap int
-	kvDim    int
 	kv       []model.KV
 	// conv[i] holds the last convK−1 pre-convolution rows of layer i's
 	// q|k|v channels, oldest first; ssm[i] holds hv matrices of dv rows ×
@@ -42,17 +41,18 @@ func (s *state) Bytes() map[string]int64 {
 	for i := range s.conv {
 		rec += int64(len(s.conv[i])+len(s.ssm[i])) * 4
 	}
-	return map[string]int64{
-		"kv":        int64(len(s.kv)) * 2 * int64(s.cap) * int64(s.kvDim) * 4,
-		"recurrent": rec,
+	var kv int64
+	for i := range s.kv {
+		kv += s.kv[i].Bytes()
 	}
+	return map[string]int64{"kv": kv, "recurrent": rec}
 }
 
 func (s *state) Clone() model.State {
 	c := *s
 	c.kv = make([]model.KV, len(s.kv))
-	for i, kv := range s.kv {
-		c.kv[i] = model.KV{K: slices.Clone(kv.K), V: slices.Clone(kv.V)}
+	for i := range s.kv {
+		c.kv[i] = s.kv[i].Clone()
 	}
 	c.conv = make([][]float32, len(s.conv))
 	c.ssm = make([][]float32, len(s.ssm))
@@ -69,7 +69,11 @@ func (m *Model) NewState(ctx int) (model.State, error) {
 		return nil, fmt.Errorf("qwen35: context size %d", ctx)
 	}
 	kvDim := m.attn.KVHeads * m.attn.HeadDim
-	s := &state{cap: ctx, kvDim: kvDim, kv: model.NewKV(m.nKV, ctx, kvDim)}
+	kv, err := model.NewKV(m.nKV, ctx, kvDim, m.kvType)
+	if err != nil {
+		return nil, err
+	}
+	s := &state{cap: ctx, kv: kv}
 	c := 2*m.hk*m.dk + m.hv*m.dv
 	s.conv = make([][]float32, m.nRec)
 	s.ssm = make([][]float32, m.nRec)
