@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"trit/internal/testdata"
 	"trit/model"
 )
 
@@ -83,4 +86,68 @@ func argmax(x []float32) int {
 		}
 	}
 	return best
+}
+
+// CheckReference loads every model of ../shared/testdata/reference whose
+// file name matches glob, computes its logits in batch and token-by-token
+// mode, and checks them with the README's criteria: float files within
+// 1e-3 of the reference; quantized files mean KL ≤ 0.03, max KL ≤ 0.2 and
+// top-1 agreement on at least 32 of 40 positions.
+func CheckReference(t *testing.T, glob string) {
+	dir := testdata.Path(t, "reference")
+	files, _ := filepath.Glob(filepath.Join(dir, glob))
+	if len(files) == 0 {
+		t.Skipf("no reference models match %s", glob)
+	}
+	for _, path := range files {
+		stem := strings.TrimSuffix(filepath.Base(path), ".gguf")
+		t.Run(stem, func(t *testing.T) {
+			for _, mode := range []string{"batch", "sequential"} {
+				a := run(t, path, filepath.Join(dir, stem+"."+mode+".json"), mode, false)
+				t.Logf("%s: max |Δ| %.2e, mean KL %.4f, max KL %.4f, top-1 %d/40", mode, a.MaxAbs, a.MeanKL, a.MaxKL, a.Top1)
+				if strings.HasSuffix(stem, "-f32") {
+					if a.MaxAbs > 1e-3 {
+						t.Errorf("%s: max |Δ| = %g > 1e-3", mode, a.MaxAbs)
+					}
+				} else if a.MeanKL > 0.03 || a.MaxKL > 0.2 || a.Top1 < 32 {
+					t.Errorf("%s: mean KL %.4f (≤ 0.03), max KL %.4f (≤ 0.2), top-1 %d/40 (≥ 32)", mode, a.MeanKL, a.MaxKL, a.Top1)
+				}
+			}
+		})
+	}
+}
+
+// CheckExact runs the reference models stems on exactly dequantized
+// weights with float activations: for formats lossless on these ternary
+// weights the logits must match the reference of the float file floatStem
+// within 1e-3, in both modes.
+func CheckExact(t *testing.T, floatStem string, stems ...string) {
+	dir := testdata.Path(t, "reference")
+	for _, stem := range stems {
+		t.Run(stem, func(t *testing.T) {
+			for _, mode := range []string{"batch", "sequential"} {
+				a := run(t, filepath.Join(dir, stem+".gguf"), filepath.Join(dir, floatStem+"."+mode+".json"), mode, true)
+				if a.MaxAbs > 1e-3 {
+					t.Errorf("%s: max |Δ| = %g > 1e-3", mode, a.MaxAbs)
+				}
+			}
+		})
+	}
+}
+
+// run computes the logits of the model at path for the ids of the
+// reference file ref, with a float32 KV cache as the reference runs had.
+func run(t *testing.T, path, ref, mode string, exact bool) Agreement {
+	t.Helper()
+	m, err := model.Load(path, model.Options{Threads: 2, Exact: exact, KVType: model.KVF32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want := Read(t, ref)
+	got, err := model.ComputeLogits(m, want.IDs, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Compare(want.Logits, got.Logits)
 }
