@@ -276,7 +276,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, err)
 		return
 	}
-	out := &chatOutput{rp: chat.ReasoningParser{StartInReasoning: strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")}}
+	// A prompt ending in <think> has the model start inside its reasoning,
+	// except in JSON mode, where the answer itself starts at once.
+	startThinking := !jsonMode && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
+	out := &chatOutput{rp: chat.ReasoningParser{StartInReasoning: startThinking}}
 	if len(tools) > 0 {
 		out.tp = &chat.ToolCallParser{}
 	}
