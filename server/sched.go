@@ -272,7 +272,7 @@ func (s *sched) pick(prompt []int) (*slot, int) {
 // step runs one Forward call over every active job and advances them.
 func (s *sched) step() {
 	steps, sjobs := s.steps[:0], s.sjobs[:0]
-	budget := max(s.batch, len(s.active))
+	budget := s.batch
 	for _, j := range slices.Clone(s.active) {
 		if j.ctx.Err() != nil {
 			s.finish(j, "cancelled", nil)
@@ -287,6 +287,8 @@ func (s *sched) step() {
 			budget--
 		}
 	}
+	// Prompts always advance, even when decoding fills the batch.
+	budget = max(budget, 1)
 	for _, j := range s.active {
 		if j.fed == len(j.prompt) || budget <= 0 {
 			continue
