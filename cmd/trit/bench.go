@@ -117,7 +117,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&o.prompts, "n-prompt", "same as -p")
 	fs.Var(&o.gens, "n", "generation `lengths` for tg tests (0: none)")
 	fs.Var(&o.gens, "n-gen", "same as -n")
-	fs.Var(&o.threads, "t", "thread `counts` (default: all cores)")
+	fs.Var(&o.threads, "t", "thread `counts`")
 	fs.Var(&o.threads, "threads", "same as -t")
 	fs.Var(&o.depths, "d", "cache `depths` filled before each test (default 0; with --ctx: to the end)")
 	fs.Var(&o.depths, "n-depth", "same as -d")
