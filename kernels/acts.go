@@ -30,6 +30,9 @@ const qk = 32
 // from the float copy in 32-slot blocks (see tritLayout).
 //
 // Float weights (F32, F16, BF16) use a float copy of the activations.
+//
+// The zero Acts is ready for Quantize. The layouts are built lazily by the
+// products, so an Acts must not be used by two calls at the same time.
 type Acts struct {
 	n, cols int
 	x       []float32

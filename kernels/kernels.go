@@ -73,7 +73,7 @@ func (w *Matrix) check(dst []float32, n int) {
 	if n < 0 || len(dst) < n*w.Rows {
 		panic(fmt.Sprintf("kernels: dst has %d elements, need %d×%d", len(dst), n, w.Rows))
 	}
-	if len(w.Data) != w.rowBytes()*w.Rows {
+	if w.Cols <= 0 || w.Cols%w.Format.BlockElems != 0 || len(w.Data) != w.rowBytes()*w.Rows {
 		panic(fmt.Sprintf("kernels: %s matrix %d×%d has %d data bytes", w.Format.Name, w.Rows, w.Cols, len(w.Data)))
 	}
 }
