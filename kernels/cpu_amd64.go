@@ -34,18 +34,51 @@ func init() {
 	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0AVX512)
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
-	kernelTable[quant.PTQ1_0].dot4[tierAVX512] = dot4PTQ1_0
-	kernelTable[quant.TQ1_0].dot4[tierAVX512] = dot4TQ1_0
+	for f, fn := range map[*quant.Format]dot4Fn{
+		quant.Q2_0: dot4Q2_0, quant.PQ2_0: dot4Q2_0, quant.Q2_0g64: dot4Q2_0g64,
+		quant.TQ2_0: dot4TQ2_0, quant.Q1_0: dot4Q1_0, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
+	} {
+		kernelTable[f].dot4[tierAVX512] = fn
+	}
 }
 
-// The four-row AVX-512 trit kernels (dot4_amd64.s): rows i..i+3 of each
+// The four-row AVX-512 kernels (dot4_amd64.s): rows i..i+3 of each
 // activation layout lie stride bytes apart.
+
+//go:noescape
+func q2x4AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+//go:noescape
+func tq2x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+//go:noescape
+func q1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 //go:noescape
 func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 //go:noescape
 func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+func dot4Q2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, true)
+	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.stride, &out[0])
+}
+
+func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, true)
+	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.stride, &out[0])
+}
+
+func dot4TQ2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, false)
+	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.stride, &out[0])
+}
+
+func dot4Q1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := simdRow(a, i, k0, false)
+	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.stride, &out[0])
+}
 
 func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := tritRow(a, i, k0, 0)
