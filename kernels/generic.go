@@ -19,35 +19,77 @@ func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
 	return a.q[i*a.cols : (i+1)*a.cols], a.d[i*nb : (i+1)*nb], a.s[i*nb : (i+1)*nb]
 }
 
-// dotTritGo handles TQ1_0 and PTQ1_0 by unpacking a block's trits first.
-func dotTritGo(w []byte, a *Acts, i int, bb, be int, widths [3]int, qh, dOff int) float32 {
-	q, d, _ := actRow(a, i)
-	var codes [256]int8
-	kb := be / qk
+// The trit kernels read each packed byte's five trits t ∈ {0,1,2} from the
+// trits table and add t·q to the int32 sum of the activation block the
+// element falls in; Σ (t−1)·q is then that sum minus the block's s.
+
+// dotPTQ1_0Go: stage A byte m holds elements 16n+m, stage B byte m
+// 80+8n+m, qh byte h 120+2n+h; the activation blocks are 32 wide.
+func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
+	q, d, s := actRow(a, i)
 	var sum float32
-	for b, k0 := 0, 0; b+bb <= len(w); b, k0 = b+bb, k0+kb {
-		blk := w[b : b+bb]
-		tritCodes(blk, codes[:be], widths, qh)
-		var sumi float32
-		for k := range kb {
-			x := q[(k0+k)*qk : (k0+k)*qk+qk]
-			var t int32
-			for j, c := range codes[k*qk : k*qk+qk] {
-				t += int32(c) * int32(x[j])
-			}
-			sumi += d[k0+k] * float32(t)
+	for b, k := 0, 0; b+28 <= len(w); b, k = b+28, k+4 {
+		blk := w[b : b+28]
+		x := q[32*k : 32*k+128]
+		var s0, s1, s2, s3 int32
+		for m, c := range blk[:16] {
+			t := &trits[c]
+			s0 += int32(t[0])*int32(x[m]) + int32(t[1])*int32(x[16+m])
+			s1 += int32(t[2])*int32(x[32+m]) + int32(t[3])*int32(x[48+m])
+			s2 += int32(t[4]) * int32(x[64+m])
 		}
-		sum += fp16(blk[dOff:]) * sumi
+		for m, c := range blk[16:24] {
+			t := &trits[c]
+			s2 += int32(t[0])*int32(x[80+m]) + int32(t[1])*int32(x[88+m])
+			s3 += int32(t[2])*int32(x[96+m]) + int32(t[3])*int32(x[104+m]) + int32(t[4])*int32(x[112+m])
+		}
+		for h, c := range blk[24:26] {
+			t := &trits[c]
+			s3 += int32(t[0])*int32(x[120+h]) + int32(t[1])*int32(x[122+h]) +
+				int32(t[2])*int32(x[124+h]) + int32(t[3])*int32(x[126+h])
+		}
+		sumi := d[k]*float32(s0-s[k]) + d[k+1]*float32(s1-s[k+1]) +
+			d[k+2]*float32(s2-s[k+2]) + d[k+3]*float32(s3-s[k+3])
+		sum += fp16(blk[26:]) * sumi
 	}
 	return sum
 }
 
+// dotTQ1_0Go: stage A byte m holds elements 32n+m (activation block n),
+// stage B byte m 160+16n+m, qh byte h 240+4n+h.
 func dotTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	return dotTritGo(w, a, i, 54, 256, [3]int{32, 16, 4}, 48, 52)
-}
-
-func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	return dotTritGo(w, a, i, 28, 128, [3]int{16, 8, 2}, 24, 26)
+	q, d, s := actRow(a, i)
+	var sum float32
+	for b, k := 0, 0; b+54 <= len(w); b, k = b+54, k+8 {
+		blk := w[b : b+54]
+		x := q[32*k : 32*k+256]
+		var acc [8]int32
+		for m, c := range blk[:32] {
+			t := &trits[c]
+			acc[0] += int32(t[0]) * int32(x[m])
+			acc[1] += int32(t[1]) * int32(x[32+m])
+			acc[2] += int32(t[2]) * int32(x[64+m])
+			acc[3] += int32(t[3]) * int32(x[96+m])
+			acc[4] += int32(t[4]) * int32(x[128+m])
+		}
+		for m, c := range blk[32:48] {
+			t := &trits[c]
+			acc[5] += int32(t[0])*int32(x[160+m]) + int32(t[1])*int32(x[176+m])
+			acc[6] += int32(t[2])*int32(x[192+m]) + int32(t[3])*int32(x[208+m])
+			acc[7] += int32(t[4]) * int32(x[224+m])
+		}
+		for h, c := range blk[48:52] {
+			t := &trits[c]
+			acc[7] += int32(t[0])*int32(x[240+h]) + int32(t[1])*int32(x[244+h]) +
+				int32(t[2])*int32(x[248+h]) + int32(t[3])*int32(x[252+h])
+		}
+		var sumi float32
+		for j, v := range acc {
+			sumi += d[k+j] * float32(v-s[k+j])
+		}
+		sum += fp16(blk[52:]) * sumi
+	}
+	return sum
 }
 
 func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
