@@ -3,16 +3,47 @@ package model
 import (
 	"fmt"
 
-	"trit/kernels"
 	"trit/ops"
 )
 
-// Head applies the final RMSNorm and the output matrix to the hidden rows x
-// (one per token of the steps, in order) that the steps ask logits for, and
-// writes them into each step's Logits. normBuf and outBuf are scratch
-// buffers, grown as needed.
-func Head(pool *kernels.Pool, steps []Step, x []float32, hidden int, norm []float32, eps float32, out *Linear, normBuf, outBuf *[]float32) error {
-	vocab := out.Out()
+// CheckSteps validates a Forward batch: every state is the model's own
+// (mine reports that), no two steps share one, each step has tokens within
+// [0, vocab) that fit in its state's capacity. It returns the total number
+// of tokens.
+func CheckSteps(arch string, steps []Step, vocab int, mine func(State) bool) (int, error) {
+	n := 0
+	for i, st := range steps {
+		if st.State == nil || !mine(st.State) {
+			return 0, fmt.Errorf("%s: step %d: state of another model", arch, i)
+		}
+		for j := range i {
+			if steps[j].State == st.State {
+				return 0, fmt.Errorf("%s: steps %d and %d share a state", arch, j, i)
+			}
+		}
+		if len(st.Tokens) == 0 {
+			return 0, fmt.Errorf("%s: step %d: no tokens", arch, i)
+		}
+		if p := st.State.Pos(); p+len(st.Tokens) > st.State.Cap() {
+			return 0, fmt.Errorf("%s: step %d: %d tokens past position %d exceed the context of %d", arch, i, len(st.Tokens), p, st.State.Cap())
+		}
+		for _, t := range st.Tokens {
+			if t < 0 || t >= vocab {
+				return 0, fmt.Errorf("%s: step %d: token %d out of range [0,%d)", arch, i, t, vocab)
+			}
+		}
+		n += len(st.Tokens)
+	}
+	return n, nil
+}
+
+// Head applies the final RMSNorm and the output projection to the hidden
+// rows x (one per token of the steps, in order) that the steps ask logits
+// for, and writes them into each step's Logits. project computes n rows of
+// vocab logits from n normed rows; normBuf and outBuf are scratch buffers,
+// grown as needed.
+func Head(steps []Step, x []float32, hidden, vocab int, norm []float32, eps float32,
+	project func(dst, x []float32, n int) error, normBuf, outBuf *[]float32) error {
 	var rows []int
 	r := 0
 	for i, st := range steps {
@@ -43,7 +74,9 @@ func Head(pool *kernels.Pool, steps []Step, x []float32, hidden int, norm []floa
 		ops.RMSNorm(xn[i*hidden:(i+1)*hidden], x[row*hidden:(row+1)*hidden], norm, eps)
 	}
 	lg := growBuf(outBuf, len(rows)*vocab)
-	out.Forward(lg, xn, len(rows))
+	if err := project(lg, xn, len(rows)); err != nil {
+		return err
+	}
 	i := 0
 	for _, st := range steps {
 		if st.Logits == nil {

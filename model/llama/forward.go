@@ -1,8 +1,6 @@
 package llama
 
 import (
-	"fmt"
-
 	"trit/kernels"
 
 	"trit/model"
@@ -27,24 +25,9 @@ func grow(b []float32, n int) []float32 {
 
 // Forward implements model.Model. It is not safe for concurrent use.
 func (m *Model) Forward(steps []model.Step) error {
-	n := 0
-	for i := range steps {
-		st, ok := steps[i].State.(*state)
-		if !ok {
-			return fmt.Errorf("llama: step %d: state of another model", i)
-		}
-		if len(steps[i].Tokens) == 0 {
-			return fmt.Errorf("llama: step %d: no tokens", i)
-		}
-		if st.pos+len(steps[i].Tokens) > st.cap {
-			return fmt.Errorf("llama: step %d: %d tokens past position %d exceed the context of %d", i, len(steps[i].Tokens), st.pos, st.cap)
-		}
-		for _, t := range steps[i].Tokens {
-			if t < 0 || t >= m.info.Vocab {
-				return fmt.Errorf("llama: step %d: token %d out of range [0,%d)", i, t, m.info.Vocab)
-			}
-		}
-		n += len(steps[i].Tokens)
+	n, err := model.CheckSteps("llama", steps, m.info.Vocab, func(st model.State) bool { _, ok := st.(*state); return ok })
+	if err != nil {
+		return err
 	}
 	H, hd := m.hidden, m.attn.HeadDim
 	qDim, kvDim := m.attn.Heads*hd, m.attn.KVHeads*hd
@@ -127,5 +110,6 @@ func (m *Model) Forward(steps []model.Step) error {
 
 // logits applies the final norm and the head to the rows the steps ask for.
 func (m *Model) logits(steps []model.Step, s *scratch) error {
-	return model.Head(m.pool, steps, s.x, m.hidden, m.outNorm, m.eps, m.out, &s.xn, &s.logitRows)
+	project := func(dst, x []float32, n int) error { m.out.Forward(dst, x, n); return nil }
+	return model.Head(steps, s.x, m.hidden, m.info.Vocab, m.outNorm, m.eps, project, &s.xn, &s.logitRows)
 }

@@ -1,8 +1,6 @@
 package qwen35
 
 import (
-	"fmt"
-
 	"trit/hadamard"
 	"trit/model"
 	"trit/ops"
@@ -40,29 +38,9 @@ func mul(p proj, s *hadamard.Site, dst []float32, n int) error {
 
 // Forward implements model.Model. It is not safe for concurrent use.
 func (m *Model) Forward(steps []model.Step) error {
-	n := 0
-	for i := range steps {
-		st, ok := steps[i].State.(*state)
-		if !ok {
-			return fmt.Errorf("qwen35: step %d: state of another model", i)
-		}
-		for j := range i {
-			if steps[j].State == steps[i].State {
-				return fmt.Errorf("qwen35: steps %d and %d share a state", j, i)
-			}
-		}
-		if len(steps[i].Tokens) == 0 {
-			return fmt.Errorf("qwen35: step %d: no tokens", i)
-		}
-		if st.pos+len(steps[i].Tokens) > st.cap {
-			return fmt.Errorf("qwen35: step %d: %d tokens past position %d exceed the context of %d", i, len(steps[i].Tokens), st.pos, st.cap)
-		}
-		for _, t := range steps[i].Tokens {
-			if t < 0 || t >= m.info.Vocab {
-				return fmt.Errorf("qwen35: step %d: token %d out of range [0,%d)", i, t, m.info.Vocab)
-			}
-		}
-		n += len(steps[i].Tokens)
+	n, err := model.CheckSteps("qwen35", steps, m.info.Vocab, func(st model.State) bool { _, ok := st.(*state); return ok })
+	if err != nil {
+		return err
 	}
 	H := m.hidden
 	s := &m.scratch
@@ -104,7 +82,7 @@ func (m *Model) Forward(steps []model.Step) error {
 	for _, step := range steps {
 		step.State.(*state).pos += len(step.Tokens)
 	}
-	return m.head(steps, n)
+	return m.head(steps)
 }
 
 // norm applies RMSNorm with weight w to n rows of x.
@@ -202,58 +180,14 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 	return mul(a.o, &s.mid, s.y, n)
 }
 
-// head applies the final norm and the output matrix to the rows the steps
-// ask logits for.
-func (m *Model) head(steps []model.Step, n int) error {
+// head applies the final norm and the output matrix (on rotated inputs
+// when the head is rotated) to the rows the steps ask logits for.
+func (m *Model) head(steps []model.Step) error {
 	s := &m.scratch
-	H := m.hidden
-	vocab := m.info.Vocab
-	var rows []int
-	r := 0
-	for i, st := range steps {
-		nt := len(st.Tokens)
-		if st.Logits != nil {
-			want := vocab
-			if st.All {
-				want = nt * vocab
-			}
-			if len(st.Logits) < want {
-				return fmt.Errorf("qwen35: step %d: logits buffer holds %d floats, need %d", i, len(st.Logits), want)
-			}
-			if st.All {
-				for j := range nt {
-					rows = append(rows, r+j)
-				}
-			} else {
-				rows = append(rows, r+nt-1)
-			}
-		}
-		r += nt
+	project := func(dst, x []float32, n int) error {
+		s.mid.Permute = nil
+		s.mid.Bind(m.rot, x, m.hidden)
+		return mul(m.out, &s.mid, dst, n)
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	s.rows = grow(s.rows, len(rows)*H)
-	for i, row := range rows {
-		ops.RMSNorm(s.rows[i*H:(i+1)*H], s.x[row*H:(row+1)*H], m.outNorm, m.eps)
-	}
-	s.logits = grow(s.logits, len(rows)*vocab)
-	s.mid.Permute = nil
-	s.mid.Bind(m.rot, s.rows, H)
-	if err := mul(m.out, &s.mid, s.logits, len(rows)); err != nil {
-		return err
-	}
-	i := 0
-	for _, st := range steps {
-		if st.Logits == nil {
-			continue
-		}
-		k := 1
-		if st.All {
-			k = len(st.Tokens)
-		}
-		copy(st.Logits[:k*vocab], s.logits[i*vocab:(i+k)*vocab])
-		i += k
-	}
-	return nil
+	return model.Head(steps, s.x, m.hidden, m.info.Vocab, m.outNorm, m.eps, project, &s.rows, &s.logits)
 }
