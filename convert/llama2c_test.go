@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,7 +77,7 @@ func TestStories260KGoldens(t *testing.T) {
 			wantPrompt, wantAll := readIDs(t, filepath.Join(dir, c.ids))
 			tok, eog := tokenizerOf(t, out)
 			ids := tok.Encode(c.prompt, tokenizer.EncodeOptions{AddBOS: true})
-			if !equal(ids, wantPrompt) {
+			if !slices.Equal(ids, wantPrompt) {
 				t.Fatalf("prompt ids %v, want %v", ids, wantPrompt)
 			}
 			st, err := f.NewState(c.steps)
@@ -90,7 +91,7 @@ func TestStories260KGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := append(ids, res.Tokens...); !equal(got, wantAll) {
+			if got := append(ids, res.Tokens...); !slices.Equal(got, wantAll) {
 				t.Errorf("token stream differs:\n got %v\nwant %v", got, wantAll)
 			}
 			if got := c.prompt + res.Text; got != string(want) {
@@ -112,18 +113,6 @@ func tokenizerOf(t *testing.T, path string) (*tokenizer.Tokenizer, []int) {
 		t.Fatal(err)
 	}
 	return tok, model.EndOfGeneration(f, tok)
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 var ggufOpen = gguf.Open

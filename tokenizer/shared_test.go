@@ -108,25 +108,13 @@ func TestQwen2VocabCases(t *testing.T) {
 	}
 	for i, in := range inputs {
 		got := tok.Encode(in, EncodeOptions{})
-		if !equalInts(got, want[i]) {
+		if !slices.Equal(got, want[i]) {
 			t.Errorf("case %d Encode(%q):\n got %v\nwant %v", i, in, got, want[i])
 		}
 		if dec := tok.Decode(got); dec != in {
 			t.Errorf("case %d Decode(Encode(%q)) = %q", i, in, dec)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // loadTok512 loads llama2.c's 512-token vocabulary.
@@ -198,7 +186,7 @@ func TestLlama2C(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := tok.Encode(tc.prompt, EncodeOptions{AddBOS: true}); !equalInts(got, prompt) {
+			if got := tok.Encode(tc.prompt, EncodeOptions{AddBOS: true}); !slices.Equal(got, prompt) {
 				t.Errorf("Encode(%q) = %v, want %v", tc.prompt, got, prompt)
 			}
 			if got := tok.Decode(all); got != string(golden) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	"trit/chat"
@@ -125,7 +126,7 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 		// Reuse the cached prefix when the new prompt extends it; otherwise
 		// start the state afresh.
 		fresh := ids
-		if len(cached) <= len(ids) && equalInts(cached, ids[:len(cached)]) && len(cached) < len(ids) {
+		if len(cached) <= len(ids) && slices.Equal(cached, ids[:len(cached)]) && len(cached) < len(ids) {
 			fresh = ids[len(cached):]
 		} else {
 			st.Reset()
@@ -175,16 +176,4 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 		fmt.Fprintf(stderr, "(%d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s)\n",
 			len(fresh), res.PromptTPS(), len(res.Tokens), res.GenTPS())
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
