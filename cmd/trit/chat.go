@@ -126,7 +126,7 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 		// Reuse the cached prefix when the new prompt extends it; otherwise
 		// start the state afresh.
 		fresh := ids
-		if len(cached) <= len(ids) && slices.Equal(cached, ids[:len(cached)]) && len(cached) < len(ids) {
+		if len(cached) < len(ids) && slices.Equal(cached, ids[:len(cached)]) {
 			fresh = ids[len(cached):]
 		} else {
 			st.Reset()
