@@ -10,24 +10,29 @@ import (
 // qk is the number of activations per int8 block.
 const qk = 32
 
+// qkK is the number of activations per Q8_K block.
+const qkK = 256
+
+// actKind names one int8 quantization of the activations.
+type actKind int
+
+const (
+	// actQ8_0 is ggml's Q8_0 reference quantizer: 32-element blocks,
+	// d = amax/127 rounded to fp16, q = round-half-away(x/d).
+	actQ8_0 actKind = iota
+	// actQ8_K is ggml's Q8_K reference quantizer, which llama.cpp pairs
+	// with TQ1_0, TQ2_0, Q4_K and Q6_K: 256-element blocks, a float32
+	// scale d = −max/127 (max the signed value of largest |x|), and
+	// q = min(127, round-half-even(x/d)).
+	actQ8_K
+	numActKinds
+)
+
 // Acts holds activations quantized once per row, reusable for every matrix
 // with the same Cols (q/k/v share one, gate/up share one).
 //
-// Layout: each row of Cols values is split into Cols/32 blocks. Block k
-// keeps 32 int8 values q, a float32 scale d and the int32 sum s = Σq, so
-// x ≈ d·q. The quantizer is ggml's Q8_0 reference (d = amax/127 rounded to
-// fp16, q = round-half-away(x/d)), so the integer products equal llama.cpp's.
-// Unsigned weight codes c = t+1 ∈ {0,1,2} then give Σ t·q = Σ c·q − s.
-//
-// The SIMD tiers also use, built on demand and with rows padded by 64
-// bytes: a copy of q, a copy with every block's 32 values reordered so that position 8i+p holds element 4p+i (the order
-// in which a shift-per-qword unpacks Q2_0's 2-bit codes), and per block 8
-// int32 lanes (−s, 0, …, 0) and 8 float32 lanes of d, so a block's vector of
-// partial dot products starts from the correction and meets its scale
-// without a horizontal sum.
-//
-// TQ1_0 and PTQ1_0 use their own slot order in the SIMD tiers, quantized
-// from the float copy in 32-slot blocks (see tritLayout).
+// Each int8 quantization (see actKind) is built on demand, the first time
+// a matrix needs it, since one Acts may feed matrices of different formats.
 //
 // Float weights (F32, F16, BF16) use a float copy of the activations.
 //
@@ -36,9 +41,30 @@ const qk = 32
 type Acts struct {
 	n, cols int
 	x       []float32
-	q       []int8
-	d       []float32
-	s       []int32
+
+	q8   [numActKinds]int8Acts
+	trit [2]tritActs // PTQ1_0 and TQ1_0 slot layouts, built on demand
+	lut  []int16     // the generic tier's lookup tables (see lutKernel)
+}
+
+// int8Acts is one int8 quantization of every row. Each row of cols values
+// is split into cols/32 blocks; block k keeps 32 int8 values q, a float32
+// scale d and the int32 sum s = Σq, so x ≈ d·q. Q8_K's one scale per 256
+// values is stored replicated in its eight 32-blocks, so every kernel sees
+// the same per-32 layout. Unsigned weight codes c = t+1 ∈ {0,1,2} then give
+// Σ t·q = Σ c·q − s.
+//
+// The SIMD tiers also use, built on demand and with rows padded by simdPad
+// bytes: a copy of q, a copy with every block's 32 values reordered so that
+// position 8i+p holds element 4p+i (the order in which a shift-per-qword
+// unpacks Q2_0's 2-bit codes), and per block 8 int32 lanes (−s, 0, …, 0)
+// and 8 float32 lanes of d, so a block's vector of partial dot products
+// starts from the correction and meets its scale without a horizontal sum.
+type int8Acts struct {
+	ok bool // q, d and s are current
+	q  []int8
+	d  []float32
+	s  []int32
 
 	simd   bool // qn, qt, sz, ds are current
 	stride int  // bytes per row in qn, qt, sz and ds
@@ -46,9 +72,6 @@ type Acts struct {
 	qt     []int8
 	sz     []int32
 	ds     []float32
-
-	trit [2]tritActs // PTQ1_0 and TQ1_0 slot layouts, built on demand
-	lut  []int16     // the generic tier's lookup tables (see lutKernel)
 }
 
 // N returns the number of activation rows.
@@ -66,29 +89,58 @@ func grow[T any](s []T, n int) []T {
 }
 
 // Quantize stores the n rows of cols values in x into a, reusing a's
-// buffers. Rows whose length is not a multiple of 32 keep only the float
-// copy, which is all the float formats need.
+// buffers. The int8 quantizations the integer kernels need are built from
+// this copy on first use; they need cols to be a multiple of the
+// format's block size, which every quantized Matrix has.
 func (p *Pool) Quantize(a *Acts, x []float32, n, cols int) {
 	if n < 0 || cols <= 0 || len(x) < n*cols {
 		panic(fmt.Sprintf("kernels: Quantize: %d values for %d×%d", len(x), n, cols))
 	}
-	a.n, a.cols, a.simd = n, cols, false
+	a.n, a.cols = n, cols
+	for k := range a.q8 {
+		a.q8[k].ok, a.q8[k].simd = false, false
+	}
 	a.trit[0].ok, a.trit[1].ok = false, false
 	a.x = grow(a.x, n*cols)
 	copy(a.x, x[:n*cols])
-	if cols%qk != 0 {
-		a.q, a.d, a.s = a.q[:0], a.d[:0], a.s[:0]
-		return
+}
+
+// prepare builds quantization k of a once per Quantize and returns it.
+// The caller guarantees that cols is a multiple of the kind's block size.
+func (a *Acts) prepare(p *Pool, k actKind) *int8Acts {
+	t := &a.q8[k]
+	if t.ok {
+		return t
 	}
-	nb := n * cols / qk
-	a.q = grow(a.q, n*cols)
-	a.d = grow(a.d, nb)
-	a.s = grow(a.s, nb)
-	p.forGrain(nb, 64, func(lo, hi int) {
-		for b := lo; b < hi; b++ {
-			a.d[b], a.s[b] = quantizeBlock(a.q[b*qk:(b+1)*qk], a.x[b*qk:(b+1)*qk])
-		}
-	})
+	nb := a.n * a.cols / qk
+	t.q = grow(t.q, a.n*a.cols)
+	t.d = grow(t.d, nb)
+	t.s = grow(t.s, nb)
+	switch k {
+	case actQ8_0:
+		p.forGrain(nb, 64, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				t.d[b], t.s[b] = quantizeBlock(t.q[b*qk:(b+1)*qk], a.x[b*qk:(b+1)*qk])
+			}
+		})
+	case actQ8_K:
+		const per = qkK / qk
+		p.forGrain(nb/per, 8, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				q := t.q[b*qkK : (b+1)*qkK]
+				d := quantizeBlockK(q, a.x[b*qkK:(b+1)*qkK])
+				for j := range per {
+					var s int32
+					for _, v := range q[j*qk : (j+1)*qk] {
+						s += int32(v)
+					}
+					t.d[b*per+j], t.s[b*per+j] = d, s
+				}
+			}
+		})
+	}
+	t.ok = true
+	return t
 }
 
 // quantizeBlock is ggml's quantize_row_q8_0_ref for one block, with the scale
@@ -113,41 +165,67 @@ func quantizeBlock(q []int8, x []float32) (float32, int32) {
 	return half.ToFloat32(half.FromFloat32(d)), s
 }
 
+// quantizeBlockK is ggml's quantize_row_q8_K_ref for one 256-value block:
+// it returns d and fills q. nearest_int there adds 1.5·2²³ in float32,
+// which rounds half to even, as math.RoundToEven does for the float32
+// product iscale·x. Non-finite inputs give unspecified values, not a panic.
+func quantizeBlockK(q []int8, x []float32) float32 {
+	q, x = q[:qkK], x[:qkK]
+	var amax, vmax float32
+	for _, v := range x {
+		if av := float32(math.Abs(float64(v))); av > amax {
+			amax, vmax = av, v
+		}
+	}
+	if amax == 0 {
+		clear(q)
+		return 0
+	}
+	iscale := -127 / vmax
+	for i, v := range x {
+		r := math.RoundToEven(float64(iscale * v))
+		q[i] = int8(max(-128, min(127, r)))
+	}
+	return 1 / iscale
+}
+
 // simdPad is added to every row of the SIMD layouts: with rows a multiple
 // of 4 KiB apart, the twelve streams of a four-row kernel would fall into
 // the same L1 sets.
 const simdPad = 64
 
-// prepareSIMD builds the SIMD layouts once per Quantize. Row i of qn, qt,
-// sz and ds starts at byte i·stride of its array.
-func (a *Acts) prepareSIMD(p *Pool) {
-	if a.simd || len(a.q) == 0 {
-		return
+// prepareSIMD builds the SIMD layouts of quantization k once per Quantize.
+// Row i of qn, qt, sz and ds starts at byte i·stride of its array.
+func (a *Acts) prepareSIMD(p *Pool, k actKind) *int8Acts {
+	t := a.prepare(p, k)
+	if t.simd {
+		return t
 	}
-	a.stride = a.cols + simdPad
-	a.qn = grow(a.qn, a.n*a.stride)
-	a.qt = grow(a.qt, a.n*a.stride)
-	a.sz = grow(a.sz, a.n*a.stride/4)
-	a.ds = grow(a.ds, a.n*a.stride/4)
+	t.stride = a.cols + simdPad
+	t.qn = grow(t.qn, a.n*t.stride)
+	t.qt = grow(t.qt, a.n*t.stride)
+	t.sz = grow(t.sz, a.n*t.stride/4)
+	t.ds = grow(t.ds, a.n*t.stride/4)
 	nb := a.cols / qk
 	p.forGrain(a.n*nb, 64, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
 			i, k := b/nb, b%nb
-			off := i*a.stride + k*qk
-			q := a.q[b*qk : (b+1)*qk]
-			copy(a.qn[off:off+qk], q)
-			qt := a.qt[off : off+qk]
+			off := i*t.stride + k*qk
+			q := t.q[b*qk : (b+1)*qk]
+			copy(t.qn[off:off+qk], q)
+			qt := t.qt[off : off+qk]
 			for i := range 4 {
 				for p := range 8 {
 					qt[8*i+p] = q[4*p+i]
 				}
 			}
-			sz, ds := a.sz[off/4:off/4+8], a.ds[off/4:off/4+8]
+			sz, ds := t.sz[off/4:off/4+8], t.ds[off/4:off/4+8]
 			for l := range 8 {
-				sz[l], ds[l] = 0, a.d[b]
+				sz[l], ds[l] = 0, t.d[b]
 			}
-			sz[0] = -a.s[b]
+			sz[0] = -t.s[b]
 		}
 	})
-	a.simd = true
+	t.simd = true
+	return t
 }

@@ -70,7 +70,8 @@ type kernel struct {
 	dot   [numTiers]dotFn
 	dot4  [numTiers]dot4Fn
 	lut   *lutKernel
-	float bool // float activations (F32, F16, BF16)
+	float bool    // float activations (F32, F16, BF16)
+	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
 }
 
 // pick returns the implementations for tier t (dot4 may be nil) and
@@ -90,10 +91,10 @@ var kernelTable = map[*quant.Format]*kernel{
 	quant.BF16:    {dot: [numTiers]dotFn{dotBF16Go}, float: true},
 	quant.Q8_0:    {dot: [numTiers]dotFn{dotQ8_0Go}},
 	quant.Q4_0:    {dot: [numTiers]dotFn{dotQ4_0Go}},
-	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}},
-	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}},
-	quant.TQ1_0:   {dot: [numTiers]dotFn{dotTQ1_0Go}},
-	quant.TQ2_0:   {lut: lutTQ2_0},
+	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}, act: actQ8_K},
+	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}, act: actQ8_K},
+	quant.TQ1_0:   {dot: [numTiers]dotFn{dotTQ1_0Go}, act: actQ8_K},
+	quant.TQ2_0:   {lut: lutTQ2_0, act: actQ8_K},
 	quant.Q1_0:    {lut: lutQ1_0},
 	quant.Q2_0:    {lut: lutQ2_0},
 	quant.PQ2_0:   {lut: lutQ2_0},

@@ -61,23 +61,23 @@ func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, 
 func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 func dot4Q2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, k0, true)
-	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.stride, &out[0])
+	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
+	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
 }
 
 func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, k0, true)
-	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.stride, &out[0])
+	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
+	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
 }
 
 func dot4TQ2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, k0, false)
-	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.stride, &out[0])
+	q, sz, ds := simdRow(a, actQ8_K, i, k0, false)
+	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.q8[actQ8_K].stride, &out[0])
 }
 
 func dot4Q1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, i, k0, false)
-	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.stride, &out[0])
+	q, sz, ds := simdRow(a, actQ8_0, i, k0, false)
+	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
 }
 
 func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
@@ -153,53 +153,55 @@ func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 	return tq1AVX512(&w[0], len(w)/54, q, sz, ds)
 }
 
-// simdRow returns pointers to activation row i's SIMD layouts, from
+// simdRow returns pointers to activation row i's SIMD layouts of
+// quantization k, from
 // element k0 on.
-func simdRow(a *Acts, i, k0 int, reordered bool) (*int8, *int32, *float32) {
-	off := i*a.stride + k0
-	q := a.qn
+func simdRow(a *Acts, k actKind, i, k0 int, reordered bool) (*int8, *int32, *float32) {
+	t := &a.q8[k]
+	off := i*t.stride + k0
+	q := t.qn
 	if reordered {
-		q = a.qt
+		q = t.qt
 	}
-	return &q[off], &a.sz[off/4], &a.ds[off/4]
+	return &q[off], &t.sz[off/4], &t.ds[off/4]
 }
 
 func dotQ2_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, true)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
 	return q2AVX2(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
 func dotQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, true)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
 	return q2AVX512(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, true)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
 	return q2AVX2(&w[0], len(w)/18, 2, q, sz, ds)
 }
 
 func dotQ2_0g64AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, true)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
 	return q2AVX512(&w[0], len(w)/18, 2, q, sz, ds)
 }
 
 func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, false)
+	q, sz, ds := simdRow(a, actQ8_K, i, 0, false)
 	return tq2AVX2(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotTQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, false)
+	q, sz, ds := simdRow(a, actQ8_K, i, 0, false)
 	return tq2AVX512(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, false)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, false)
 	return q1AVX2(&w[0], len(w)/18, q, sz, ds)
 }
 
 func dotQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, i, 0, false)
+	q, sz, ds := simdRow(a, actQ8_0, i, 0, false)
 	return q1AVX512(&w[0], len(w)/18, q, sz, ds)
 }

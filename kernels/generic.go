@@ -13,10 +13,11 @@ import (
 // 32-element activation block and then, in ggml's association, add
 // d_a·int to a per-weight-block float that is scaled by the weight scale.
 
-// actRow returns the int8 values, scales and sums of activation row i.
-func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
-	nb := a.cols / qk
-	return a.q[i*a.cols : (i+1)*a.cols], a.d[i*nb : (i+1)*nb], a.s[i*nb : (i+1)*nb]
+// actRow returns the int8 values, scales and sums of activation row i in
+// quantization k (built by MatMulActs before any kernel runs).
+func actRow(a *Acts, k actKind, i int) ([]int8, []float32, []int32) {
+	nb, t := a.cols/qk, &a.q8[k]
+	return t.q[i*a.cols : (i+1)*a.cols], t.d[i*nb : (i+1)*nb], t.s[i*nb : (i+1)*nb]
 }
 
 // The trit kernels read each packed byte's five trits t ∈ {0,1,2} from the
@@ -26,7 +27,7 @@ func actRow(a *Acts, i int) ([]int8, []float32, []int32) {
 // dotPTQ1_0Go: stage A byte m holds elements 16n+m, stage B byte m
 // 80+8n+m, qh byte h 120+2n+h; the activation blocks are 32 wide.
 func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
+	q, d, s := actRow(a, actQ8_0, i)
 	var sum float32
 	for b, k := 0, 0; b+28 <= len(w); b, k = b+28, k+4 {
 		blk := w[b : b+28]
@@ -58,7 +59,7 @@ func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
 // dotTQ1_0Go: stage A byte m holds elements 32n+m (activation block n),
 // stage B byte m 160+16n+m, qh byte h 240+4n+h.
 func dotTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
+	q, d, s := actRow(a, actQ8_K, i)
 	var sum float32
 	for b, k := 0, 0; b+54 <= len(w); b, k = b+54, k+8 {
 		blk := w[b : b+54]
@@ -93,7 +94,7 @@ func dotTQ1_0Go(w []byte, a *Acts, i int) float32 {
 }
 
 func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, _ := actRow(a, i)
+	q, d, _ := actRow(a, actQ8_0, i)
 	var sum float32
 	for b, k := 0, 0; b+34 <= len(w); b, k = b+34, k+1 {
 		blk := w[b : b+34]
@@ -108,7 +109,7 @@ func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
 }
 
 func dotQ4_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
+	q, d, s := actRow(a, actQ8_0, i)
 	var sum float32
 	for b, k := 0, 0; b+18 <= len(w); b, k = b+18, k+1 {
 		blk := w[b : b+18]
@@ -123,7 +124,7 @@ func dotQ4_0Go(w []byte, a *Acts, i int) float32 {
 }
 
 func dotQ4_KGo(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, i)
+	q, d, s := actRow(a, actQ8_K, i)
 	var sum float32
 	for b, k0 := 0, 0; b+144 <= len(w); b, k0 = b+144, k0+8 {
 		blk := w[b : b+144]
@@ -146,7 +147,7 @@ func dotQ4_KGo(w []byte, a *Acts, i int) float32 {
 }
 
 func dotQ6_KGo(w []byte, a *Acts, i int) float32 {
-	q, d, _ := actRow(a, i)
+	q, d, _ := actRow(a, actQ8_K, i)
 	var sum float32
 	for b, k0 := 0, 0; b+210 <= len(w); b, k0 = b+210, k0+8 {
 		blk := w[b : b+210]

@@ -70,15 +70,20 @@ func tiers() []string { return tierNames[:hwTier+1] }
 // the magnitude S = Σ_j |W[r,j]·x̂[i,j]| that bounds its rounding error.
 //
 // With simd set, TQ1_0 and PTQ1_0 use the activations of their trit layout.
-func exactRef(w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float64) {
+//
+// The int8 activations are those of the format's quantization (built here
+// with p if no product has built them yet).
+func exactRef(p *Pool, w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float64) {
 	buf := make([]float32, w.Cols)
 	decodeRow(w.Format, w.row(r), buf)
 	xh := make([]float64, w.Cols)
+	k := kernelsFor(w.Format)
 	for j := range xh {
 		xh[j] = float64(a.x[i*a.cols+j])
-		if !kernelsFor(w.Format).float {
+		if !k.float {
+			t := a.prepare(p, k.act)
 			b := (i*a.cols + j) / qk
-			xh[j] = float64(a.d[b]) * float64(a.q[i*a.cols+j])
+			xh[j] = float64(t.d[b]) * float64(t.q[i*a.cols+j])
 		}
 	}
 	if simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0) {
@@ -158,7 +163,7 @@ func TestTiers(t *testing.T) {
 				terms := bound(f, cols)
 				for i := range n {
 					for r := range w.Rows {
-						ref, mag := exactRef(w, &a, i, r, name != "generic")
+						ref, mag := exactRef(p, w, &a, i, r, name != "generic")
 						if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > terms*0x1p-23*mag {
 							t.Fatalf("%s tier %s n=%d [%d,%d]: got %g want %g (bound %g)", f, name, n, i, r, got, ref, terms*0x1p-23*mag)
 						}
@@ -185,9 +190,14 @@ func TestMatMulVsFloat(t *testing.T) {
 		p.MatMulFloat(want, w, x, n)
 		buf := make([]float32, cols)
 		for i := range n {
+			// The activation step is amax/127 over the quantization's block.
+			bs := qk
+			if kernelsFor(f).act == actQ8_K {
+				bs = qkK
+			}
 			var amax [cols / qk]float64
 			for j := range cols {
-				amax[j/qk] = max(amax[j/qk], math.Abs(float64(x[i*cols+j])))
+				amax[j/bs] = max(amax[j/bs], math.Abs(float64(x[i*cols+j])))
 			}
 			for r := range w.Rows {
 				w.Row(r, buf)
@@ -195,7 +205,7 @@ func TestMatMulVsFloat(t *testing.T) {
 				for j, v := range buf {
 					mag += math.Abs(float64(v) * float64(x[i*cols+j]))
 					if !kernelsFor(f).float {
-						bound += math.Abs(float64(v)) * amax[j/qk] / 127 * 0.5 * 1.001
+						bound += math.Abs(float64(v)) * amax[j/bs] / 127 * 0.5 * 1.001
 					}
 				}
 				bound += 1e-5 * mag
@@ -228,7 +238,7 @@ func TestLargeMatMul(t *testing.T) {
 			p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
 			p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
 			for r := range w.Rows {
-				_, mag := exactRef(w, &a, 0, r, false)
+				_, mag := exactRef(p, w, &a, 0, r, false)
 				if d := math.Abs(float64(one[r] - got[i*w.Rows+r])); d > 2*bound(f, cols)*0x1p-23*mag {
 					t.Fatalf("%s: [%d,%d] = %g, matvec %g", f, i, r, got[i*w.Rows+r], one[r])
 				}
@@ -349,6 +359,124 @@ func TestQuantizeBlock(t *testing.T) {
 	}
 }
 
+// nearestInt is ggml's nearest_int, written out with its float32 bit trick.
+func nearestInt(f float32) int {
+	v := f + 12582912
+	return int(math.Float32bits(v)&0x007fffff) - 0x00400000
+}
+
+func TestQuantizeBlockK(t *testing.T) {
+	tests := []struct {
+		name  string
+		x     map[int]float32 // others 0
+		wantD float32
+		wantQ map[int]int8
+	}{
+		// max is the signed value of largest |x|: −254 → iscale = 0.5, d = 2;
+		// halves round to even.
+		{"negative max", map[int]float32{0: -254, 1: 1, 2: 3, 3: -5, 4: 0.9}, 2, map[int]int8{0: -127, 1: 0, 2: 2, 3: -2, 4: 0}},
+		// Positive max 63.5 → iscale = −2, d = −0.5.
+		{"positive max", map[int]float32{7: 63.5, 8: 0.25, 9: 0.75, 10: -1.25}, -0.5, map[int]int8{7: -127, 8: 0, 9: -2, 10: 2}},
+		// Of equal |x| the first wins.
+		{"first of equal", map[int]float32{4: -3, 5: 3}, 1 / (-127 / float32(-3)), map[int]int8{4: -127, 5: 127}},
+		{"zero", nil, 0, nil},
+	}
+	for _, tt := range tests {
+		x := make([]float32, qkK)
+		for j, v := range tt.x {
+			x[j] = v
+		}
+		q := make([]int8, qkK)
+		for i := range q {
+			q[i] = 99 // must be overwritten
+		}
+		d := quantizeBlockK(q, x)
+		if d != tt.wantD {
+			t.Errorf("%s: d = %g, want %g", tt.name, d, tt.wantD)
+		}
+		for j, v := range x {
+			want := int8(0)
+			if d != 0 {
+				want = int8(min(127, nearestInt(-127/x[slices.IndexFunc(x, func(v float32) bool {
+					return float32(math.Abs(float64(v))) == maxAbs(x)
+				})]*v)))
+			}
+			if w, ok := tt.wantQ[j]; ok && w != want {
+				t.Fatalf("%s: table says q[%d] = %d, nearest_int %d", tt.name, j, w, want)
+			}
+			if q[j] != want {
+				t.Errorf("%s: q[%d] = %d, want %d", tt.name, j, q[j], want)
+			}
+		}
+	}
+}
+
+func maxAbs(x []float32) float32 {
+	var m float32
+	for _, v := range x {
+		m = max(m, float32(math.Abs(float64(v))))
+	}
+	return m
+}
+
+// TestActPairing checks each format against its activation quantization
+// as llama.cpp pairs them (vec_dot_type): Q8_K for TQ1_0, TQ2_0, Q4_K and
+// Q6_K, Q8_0 for the others. The reference quantizes independently of the
+// kernels' Acts, with the ggml reference quantizers written out here.
+func TestActPairing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	p := NewPool(2)
+	defer p.Close()
+	const cols = 512
+	x := randActs(1, cols, rng)
+	x8, xK := make([]float64, cols), make([]float64, cols)
+	for b := 0; b < cols; b += qk {
+		d := half.ToFloat32(half.FromFloat32(maxAbs(x[b:b+qk]) / 127))
+		for j := b; j < b+qk; j++ {
+			x8[j] = float64(d) * math.Round(float64(x[j]*(1/(maxAbs(x[b:b+qk])/127))))
+		}
+	}
+	for b := 0; b < cols; b += qkK {
+		blk := x[b : b+qkK]
+		m := blk[slices.IndexFunc(blk, func(v float32) bool { return float32(math.Abs(float64(v))) == maxAbs(blk) })]
+		is := -127 / m
+		for j := b; j < b+qkK; j++ {
+			xK[j] = float64(1/is) * float64(min(127, nearestInt(is*x[j])))
+		}
+	}
+	for _, f := range []*quant.Format{quant.TQ1_0, quant.TQ2_0, quant.Q4_K, quant.Q6_K, quant.Q2_0, quant.Q1_0, quant.Q4_0, quant.Q8_0, quant.PTQ1_0} {
+		xh := x8
+		if f == quant.TQ1_0 || f == quant.TQ2_0 || f == quant.Q4_K || f == quant.Q6_K {
+			xh = xK
+		}
+		w := randMatrix(t, f, 5, cols, rng)
+		buf := make([]float32, cols)
+		for _, name := range tiers() {
+			if name != "generic" && (f == quant.TQ1_0 || f == quant.PTQ1_0) {
+				continue // the SIMD trit layouts: TestTiers
+			}
+			restore, err := useTier(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float32, w.Rows)
+			p.MatMul(got, w, x, 1)
+			restore()
+			for r := range w.Rows {
+				w.Row(r, buf)
+				var ref, mag float64
+				for j, v := range buf {
+					ref += float64(v) * xh[j]
+					mag += math.Abs(float64(v) * xh[j])
+				}
+				if math.Abs(float64(got[r])-ref) > 1e-5*mag {
+					t.Errorf("%s tier %s row %d: got %g, want %g", f, name, r, got[r], ref)
+				}
+			}
+		}
+	}
+}
+
 func TestNewMatrix(t *testing.T) {
 	tests := []struct {
 		f          *quant.Format
@@ -451,7 +579,7 @@ func FuzzTiers(f *testing.F) {
 				dst := make([]float32, 1)
 				p.MatMulActs(dst, w, &a)
 				restore()
-				ref, mag := exactRef(w, &a, 0, 0, name != "generic")
+				ref, mag := exactRef(p, w, &a, 0, 0, name != "generic")
 				if math.Abs(float64(dst[0])-ref) > bound(fm, w.Cols)*0x1p-23*mag+1e-30 {
 					t.Fatalf("%s tier %s: got %g want %g", fm, name, dst[0], ref)
 				}

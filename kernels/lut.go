@@ -137,15 +137,17 @@ func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32) float32 {
 	return sum
 }
 
-// matMulLUT is MatMulActs for the generic tier of a table format.
-func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel) {
-	n, rows, nb := a.n, w.Rows, a.cols/qk
+// matMulLUT is MatMulActs for the generic tier of a table format, with
+// tables built from activation quantization act.
+func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel, act actKind) {
+	n, rows := a.n, w.Rows
+	a.prepare(p, act)
 	size := a.cols / lk.elems * 256
 	if n < 2*p.threads {
 		// Few activation rows: share one table, split the weight rows.
 		a.lut = grow(a.lut, size)
 		for i := range n {
-			q, d, s := actRow(a, i)
+			q, d, s := actRow(a, act, i)
 			lk.build(q, a.lut)
 			p.forGrain(rows, 8, func(lo, hi int) {
 				for r := lo; r < hi; r++ {
@@ -159,7 +161,7 @@ func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel) {
 	p.For(n, func(lo, hi int) {
 		lut := make([]int16, size)
 		for i := lo; i < hi; i++ {
-			q, d, s := a.q[i*a.cols:(i+1)*a.cols], a.d[i*nb:(i+1)*nb], a.s[i*nb:(i+1)*nb]
+			q, d, s := actRow(a, act, i)
 			lk.build(q, lut)
 			for r := range rows {
 				dst[i*rows+r] = lk.dot(w.row(r), lut, d, s)

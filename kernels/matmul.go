@@ -45,22 +45,20 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	if a.cols != w.Cols {
 		panic(fmt.Sprintf("kernels: activations have %d columns, matrix %d", a.cols, w.Cols))
 	}
-	if !k.float && len(a.q) != a.n*a.cols {
-		panic(fmt.Sprintf("kernels: %s needs int8 activations; %d columns is not a multiple of %d", w.Format.Name, a.cols, qk))
-	}
 	w.check(dst, a.n)
 	dot, dot4, simd := k.pick(tier)
 	if !simd && k.lut != nil {
-		p.matMulLUT(dst, w, a, k.lut)
+		p.matMulLUT(dst, w, a, k.lut, k.act)
 		return
 	}
-	if simd {
-		switch w.Format {
-		case quant.PTQ1_0, quant.TQ1_0:
-			a.prepareTrit(p, tritIndex(w.Format))
-		default:
-			a.prepareSIMD(p)
-		}
+	switch {
+	case k.float:
+	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
+		a.prepareTrit(p, tritIndex(w.Format))
+	case simd:
+		a.prepareSIMD(p, k.act)
+	default:
+		a.prepare(p, k.act)
 	}
 	n, rows := a.n, w.Rows
 	if n == 1 {

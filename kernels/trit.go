@@ -55,7 +55,7 @@ func tritIndex(f *quant.Format) int {
 var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 
 // tritActs is one row set of activations in a trit layout: int8 slots and
-// the per-32-slot correction and scale lanes (see Acts).
+// the per-32-slot correction and scale lanes (see int8Acts).
 type tritActs struct {
 	ok     bool
 	stride int // bytes per row in q, sz and ds (padded by simdPad)
@@ -65,11 +65,18 @@ type tritActs struct {
 	ds     []float32
 }
 
-// prepareTrit builds layout k of a, once per Quantize.
+// prepareTrit builds layout k of a, once per Quantize. PTQ1_0 quantizes
+// each 32-slot block as Q8_0 from the float copy; TQ1_0 gathers the Q8_K
+// values of its 256-element block (llama.cpp's pairing), so its slot blocks
+// share that block's scale.
 func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	t := &a.trit[k]
 	if t.ok {
 		return t
+	}
+	var qK *int8Acts
+	if k == tritIndex(quant.TQ1_0) {
+		qK = a.prepare(p, actQ8_K)
 	}
 	l := tritLayouts[k]
 	per := len(l.slots)       // slots per weight block
@@ -83,17 +90,31 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	p.forGrain(nw, 16, func(lo, hi int) {
 		var x [qk]float32
 		for wb := lo; wb < hi; wb++ {
-			src := a.x[wb*l.be : (wb+1)*l.be]
+			e0 := wb * l.be // first element of the weight block
 			for b := range per / qk {
-				for j, e := range l.slots[b*qk : (b+1)*qk] {
-					x[j] = 0
-					if e >= 0 {
-						x[j] = src[e]
-					}
-				}
 				k := wb*per/qk + b                       // block number, unpadded
 				off := wb/rw*t.stride + wb%rw*per + b*qk // slot offset, padded
-				d, s := quantizeBlock(t.q[off:off+qk], x[:])
+				q := t.q[off : off+qk]
+				var d float32
+				var s int32
+				if qK != nil {
+					d = qK.d[e0/qk]
+					for j, e := range l.slots[b*qk : (b+1)*qk] {
+						q[j] = 0
+						if e >= 0 {
+							q[j] = qK.q[e0+e]
+						}
+						s += int32(q[j])
+					}
+				} else {
+					for j, e := range l.slots[b*qk : (b+1)*qk] {
+						x[j] = 0
+						if e >= 0 {
+							x[j] = a.x[e0+e]
+						}
+					}
+					d, s = quantizeBlock(q, x[:])
+				}
 				t.d[k] = d
 				sz, ds := t.sz[off/4:off/4+8], t.ds[off/4:off/4+8]
 				for i := range 8 {
