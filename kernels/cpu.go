@@ -72,17 +72,20 @@ type kernel struct {
 	lut   *lutKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
+	// planes[t]: dot[t] reads the plane layout (preparePlanes), not the
+	// SIMD one; dot4 still reads the SIMD layout.
+	planes [numTiers]bool
 }
 
-// pick returns the implementations for tier t (dot4 may be nil) and
-// whether they use the SIMD activation layouts.
-func (k *kernel) pick(t int) (dotFn, dot4Fn, bool) {
+// pick returns the implementations for tier t (dot4 may be nil) and the
+// tier they belong to (lower than t where t has none).
+func (k *kernel) pick(t int) (dotFn, dot4Fn, int) {
 	for ; t > tierGeneric; t-- {
 		if k.dot[t] != nil {
-			return k.dot[t], k.dot4[t], true
+			return k.dot[t], k.dot4[t], t
 		}
 	}
-	return k.dot[tierGeneric], nil, false
+	return k.dot[tierGeneric], nil, tierGeneric
 }
 
 var kernelTable = map[*quant.Format]*kernel{

@@ -27,10 +27,13 @@ func init() {
 		kernelTable[f].dot[tierAVX2] = avx2
 		kernelTable[f].dot[tierAVX512] = avx512
 	}
-	set(quant.Q2_0, dotQ2_0AVX2, dotQ2_0AVX512)
-	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0AVX512)
+	set(quant.Q2_0, dotQ2_0AVX2, dotQ2_0Planes)
+	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0Planes)
 	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64AVX512)
-	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0AVX512)
+	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0Planes)
+	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0} {
+		kernelTable[f].planes[tierAVX512] = true
+	}
 	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0AVX512)
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
@@ -105,9 +108,6 @@ func q2AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
 func tq2AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 //go:noescape
-func tq2AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
-
-//go:noescape
 func q1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 //go:noescape
@@ -171,9 +171,30 @@ func dotQ2_0AVX2(w []byte, a *Acts, i int) float32 {
 	return q2AVX2(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
-func dotQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
-	return q2AVX512(&w[0], len(w)/34, 4, q, sz, ds)
+// The plane kernels (planes_amd64.s) read the plane layout (preparePlanes).
+
+//go:noescape
+func q2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func tq2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+
+// planeRow returns pointers to activation row i's plane layout of
+// quantization k.
+func planeRow(a *Acts, k actKind, i int) (*int8, *int32, *float32) {
+	t := &a.q8[k]
+	off := i * t.pstride
+	return &t.pq[off], &t.psz[off/16], &t.pds[off/16]
+}
+
+func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := planeRow(a, actQ8_0, i)
+	return q2pAVX512(&w[0], len(w)/34, q, sz, ds)
+}
+
+func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {
+	q, sz, ds := planeRow(a, actQ8_K, i)
+	return tq2pAVX512(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
@@ -189,11 +210,6 @@ func dotQ2_0g64AVX512(w []byte, a *Acts, i int) float32 {
 func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {
 	q, sz, ds := simdRow(a, actQ8_K, i, 0, false)
 	return tq2AVX2(&w[0], len(w)/66, q, sz, ds)
-}
-
-func dotTQ2_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, actQ8_K, i, 0, false)
-	return tq2AVX512(&w[0], len(w)/66, q, sz, ds)
 }
 
 func dotQ1_0AVX2(w []byte, a *Acts, i int) float32 {

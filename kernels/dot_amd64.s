@@ -148,46 +148,6 @@ tq2a_half:
 	MOVSS X0, ret+40(FP)
 	RET
 
-// func tq2AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
-TEXT ·tq2AVX512(SB), NOSPLIT, $0-44
-	MOVQ w+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ q+16(FP), DI
-	MOVQ sz+24(FP), R8
-	MOVQ ds+32(FP), R9
-	VMOVDQU64 mask3<>(SB), Z14
-	VPXORD  Z0, Z0, Z0
-tq2z_block:
-	VPXORD Z1, Z1, Z1
-	MOVQ   SI, DX
-	MOVQ   $2, R10
-tq2z_half:
-	// Z5 = [bytes, bytes>>2]: codes of activation blocks 4c, 4c+1 once
-	// masked, and of 4c+2, 4c+3 after a further shift by 4.
-	VMOVDQU (DX), Y5
-	VPSRLW  $2, Y5, Y6
-	VINSERTI64X4 $1, Y6, Z5, Z5
-	VPANDQ  Z14, Z5, Z2
-	STEP512
-	VPSRLW  $4, Z5, Z2
-	VPANDQ  Z14, Z2, Z2
-	STEP512
-	ADDQ $32, DX
-	DECQ R10
-	JNZ  tq2z_half
-	VPBROADCASTW 64(SI), Y3
-	VCVTPH2PS Y3, Z3
-	VFMADD231PS Z3, Z1, Z0
-	ADDQ $66, SI
-	DECQ CX
-	JNZ  tq2z_block
-	VEXTRACTF64X4 $1, Z0, Y1
-	VADDPS Y1, Y0, Y0
-	HSUM
-	VZEROUPPER
-	MOVSS X0, ret+40(FP)
-	RET
-
 // AVX2 Q1_0 unpack of the 32 bits at off(SI) into codes {0,2} in Y2.
 #define Q1UNPACK(off) \
 	VPBROADCASTD off(SI), Y2 \

@@ -46,7 +46,8 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 		panic(fmt.Sprintf("kernels: activations have %d columns, matrix %d", a.cols, w.Cols))
 	}
 	w.check(dst, a.n)
-	dot, dot4, simd := k.pick(tier)
+	dot, dot4, t := k.pick(tier)
+	simd := t > tierGeneric
 	if !simd && k.lut != nil {
 		p.matMulLUT(dst, w, a, k.lut, k.act)
 		return
@@ -55,6 +56,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case k.float:
 	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
 		a.prepareTrit(p, tritIndex(w.Format))
+	case k.planes[t]:
+		a.preparePlanes(p, k.act)
+		if a.n >= 4 && dot4 != nil {
+			a.prepareSIMD(p, k.act)
+		}
 	case simd:
 		a.prepareSIMD(p, k.act)
 	default:
