@@ -42,9 +42,10 @@ type Acts struct {
 	n, cols int
 	x       []float32
 
-	q8   [numActKinds]int8Acts
-	trit [2]tritActs // PTQ1_0 and TQ1_0 slot layouts, built on demand
-	lut  []int16     // the generic tier's lookup tables (see lutKernel)
+	q8     [numActKinds]int8Acts
+	trit   [2]tritActs                // PTQ1_0 and TQ1_0 slot layouts, built on demand
+	planes [numPlaneLayouts]planeActs // the plane layouts, built on demand
+	lut    []int16                    // the generic tier's lookup tables (see lutKernel)
 }
 
 // int8Acts is one int8 quantization of every row. Each row of cols values
@@ -72,12 +73,6 @@ type int8Acts struct {
 	qt     []int8
 	sz     []int32
 	ds     []float32
-
-	planes  bool // pq, psz, pds are current (see preparePlanes)
-	pstride int  // bytes per row in pq; psz and pds have pstride/16 lanes
-	pq      []int8
-	psz     []int32
-	pds     []float32
 }
 
 // N returns the number of activation rows.
@@ -104,7 +99,10 @@ func (p *Pool) Quantize(a *Acts, x []float32, n, cols int) {
 	}
 	a.n, a.cols = n, cols
 	for k := range a.q8 {
-		a.q8[k].ok, a.q8[k].simd, a.q8[k].planes = false, false, false
+		a.q8[k].ok, a.q8[k].simd = false, false
+	}
+	for k := range a.planes {
+		a.planes[k].ok = false
 	}
 	a.trit[0].ok, a.trit[1].ok = false, false
 	a.x = grow(a.x, n*cols)
@@ -233,75 +231,5 @@ func (a *Acts) prepareSIMD(p *Pool, k actKind) *int8Acts {
 		}
 	})
 	t.simd = true
-	return t
-}
-
-// preparePlanes builds the plane layout of quantization k once per
-// Quantize: the AVX-512 matvec kernels of the 2-bit formats read it.
-//
-// Each row is cut into 256-element chunks (the last one may be 128 wide).
-// A chunk of e elements holds four planes of e/4 bytes, plane t first; a
-// weight vector of e/4 code bytes, shifted right by 2t and masked to 2 bits,
-// multiplies plane t byte for byte, so VPDPBUSD lane ℓ (bytes 4ℓ..4ℓ+3)
-// adds four products per plane. Per lane, psz holds the correction and pds
-// the activation scale: e/16 lanes per chunk.
-//
-// For Q8_0 (Q2_0's positional codes: element 16ℓ+4k+t is code t of byte
-// 4ℓ+k) byte 4ℓ+k of plane t is element 16ℓ+4k+t, so lane ℓ covers
-// elements 16ℓ..16ℓ+15 of one 32-block: lane 2b starts from −s of block b,
-// and both lanes of the block carry its scale. For Q8_K (TQ2_0: byte
-// 32h+m holds element 128h+32l+m at bits 2l) plane l is elements 32l.. and
-// 128+32l.., 32 each; the chunk has one scale, so lane 0 alone carries the
-// chunk's −Σq.
-func (a *Acts) preparePlanes(p *Pool, k actKind) *int8Acts {
-	t := a.prepare(p, k)
-	if t.planes {
-		return t
-	}
-	t.pstride = a.cols + simdPad
-	t.pq = grow(t.pq, a.n*t.pstride)
-	t.psz = grow(t.psz, a.n*t.pstride/16)
-	t.pds = grow(t.pds, a.n*t.pstride/16)
-	nc := (a.cols + qkK - 1) / qkK // chunks per row
-	p.forGrain(a.n*nc, 16, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			i, e0 := c/nc, c%nc*qkK
-			e := min(qkK, a.cols-e0)
-			src := t.q[i*a.cols+e0 : i*a.cols+e0+e]
-			off := i*t.pstride + e0
-			dst := t.pq[off : off+e]
-			sz, ds := t.psz[off/16:off/16+e/16], t.pds[off/16:off/16+e/16]
-			b0 := (i*a.cols + e0) / qk // first 32-block of the chunk
-			if k == actQ8_K {
-				var s int32
-				for l := range 4 {
-					copy(dst[64*l:64*l+32], src[32*l:32*l+32])
-					copy(dst[64*l+32:64*l+64], src[128+32*l:128+32*l+32])
-				}
-				for b := range qkK / qk {
-					s += t.s[b0+b]
-				}
-				for l := range sz {
-					sz[l], ds[l] = 0, t.d[b0]
-				}
-				sz[0] = -s
-				continue
-			}
-			for pl := range 4 {
-				for l := range e / 16 {
-					for j := range 4 {
-						dst[pl*e/4+4*l+j] = src[16*l+4*j+pl]
-					}
-				}
-			}
-			for l := range sz {
-				sz[l], ds[l] = 0, t.d[b0+l/2]
-				if l%2 == 0 {
-					sz[l] = -t.s[b0+l/2]
-				}
-			}
-		}
-	})
-	t.planes = true
 	return t
 }

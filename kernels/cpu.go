@@ -72,9 +72,10 @@ type kernel struct {
 	lut   *lutKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
-	// planes[t]: dot[t] reads the plane layout (preparePlanes), not the
-	// SIMD one; dot4 still reads the SIMD layout.
-	planes [numTiers]bool
+	// planes[t]: dot[t] reads this plane layout (preparePlanes), and the
+	// SIMD layout only for a row's elements beyond its last whole chunk;
+	// dot4 still reads the SIMD layout.
+	planes [numTiers]planeLayout
 }
 
 // pick returns the implementations for tier t (dot4 may be nil) and the

@@ -31,10 +31,12 @@ func init() {
 	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0Planes)
 	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64AVX512)
 	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0Planes)
-	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0} {
-		kernelTable[f].planes[tierAVX512] = true
+	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0Planes)
+	for f, l := range map[*quant.Format]planeLayout{
+		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,
+	} {
+		kernelTable[f].planes[tierAVX512] = l
 	}
-	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0AVX512)
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 	for f, fn := range map[*quant.Format]dot4Fn{
@@ -179,22 +181,43 @@ func q2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 //go:noescape
 func tq2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
-// planeRow returns pointers to activation row i's plane layout of
-// quantization k.
-func planeRow(a *Acts, k actKind, i int) (*int8, *int32, *float32) {
-	t := &a.q8[k]
-	off := i * t.pstride
-	return &t.pq[off], &t.psz[off/16], &t.pds[off/16]
+// q1pAVX512 takes nc 512-element chunks (four blocks).
+//
+//go:noescape
+func q1pAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+
+// planeRow returns pointers to activation row i in plane layout l.
+func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
+	t, lanes := &a.planes[l], planeInfo[l].lanes
+	off := i * t.stride
+	return &t.q[off], &t.sz[off/lanes], &t.ds[off/lanes]
 }
 
 func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := planeRow(a, actQ8_0, i)
+	q, sz, ds := planeRow(a, planeQ2, i)
 	return q2pAVX512(&w[0], len(w)/34, q, sz, ds)
 }
 
 func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := planeRow(a, actQ8_K, i)
+	q, sz, ds := planeRow(a, planeTQ2, i)
 	return tq2pAVX512(&w[0], len(w)/66, q, sz, ds)
+}
+
+// dotQ1_0Planes runs the plane kernel over the whole 512-element chunks
+// and the single-row kernel over the remaining blocks.
+func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
+	nb := len(w) / 18
+	nc := nb / 4
+	var sum float32
+	if nc > 0 {
+		q, sz, ds := planeRow(a, planeQ1, i)
+		sum = q1pAVX512(&w[0], nc, q, sz, ds)
+	}
+	if nb > 4*nc {
+		q, sz, ds := simdRow(a, actQ8_0, i, 512*nc, false)
+		sum += q1AVX512(&w[72*nc], nb-4*nc, q, sz, ds)
+	}
+	return sum
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {

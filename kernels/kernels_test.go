@@ -147,8 +147,9 @@ func TestTiers(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
 	for _, f := range quant.All {
-		// 384: an odd number of 128-blocks (the plane kernels' tail).
-		for _, cols := range []int{512, 384} {
+		// 1152: an odd number of 128-blocks, two 512-element chunks and a
+		// 128-element rest (the plane kernels' tails).
+		for _, cols := range []int{512, 1152} {
 			if cols%f.BlockElems != 0 {
 				continue
 			}

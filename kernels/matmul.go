@@ -56,9 +56,10 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case k.float:
 	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
 		a.prepareTrit(p, tritIndex(w.Format))
-	case k.planes[t]:
-		a.preparePlanes(p, k.act)
-		if a.n >= 4 && dot4 != nil {
+	case k.planes[t] != noPlanes:
+		l := k.planes[t]
+		a.preparePlanes(p, l)
+		if (a.n >= 4 && dot4 != nil) || (l == planeQ1 && a.cols%planeInfo[l].chunk != 0) {
 			a.prepareSIMD(p, k.act)
 		}
 	case simd:

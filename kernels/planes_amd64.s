@@ -3,12 +3,10 @@
 #include "textflag.h"
 #include "consts_amd64.h"
 
-// The plane kernels (AVX-512 matvec): the activations are stored per
-// 256-element chunk as four 64-byte planes ordered so that plane t lines up
-// with the weight bytes shifted right by 2t and masked to 2 bits. Each
-// chunk's int32 lanes then sum 16 weights over the four planes before one
-// conversion and one multiply-add, and one int32 lane never mixes two
-// activation blocks (see preparePlanes).
+// The plane kernels (AVX-512 matvec) read the plane layouts of planes.go:
+// plane t of a chunk lines up with the weight code bytes shifted right by t
+// code widths and masked, so each int32 lane sums a chunk's weights over
+// all planes before one conversion and one multiply-add.
 
 // PLANES4(stride) adds the four planes' products of the weight bytes in Z5
 // into Z1 (started from the correction lanes); planes lie stride bytes apart.
@@ -128,6 +126,93 @@ tq2p_block:
 	ADDQ         $64, R9
 	DECQ         CX
 	JNZ          tq2p_block
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+40(FP)
+	RET
+
+// The Q1_0 plane kernel's constants: the VPERMT2B index that gathers the
+// code bytes of four 18-byte blocks from the loads at 0 and 8 (block 3
+// from the second), and the VPERMW index that spreads the four fp16
+// scales (words 0, 9, 18, 27) over four lanes each.
+DATA q1pidx<>+0(SB)/8, $0x0908070605040302
+DATA q1pidx<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA q1pidx<>+16(SB)/8, $0x1b1a191817161514
+DATA q1pidx<>+24(SB)/8, $0x232221201f1e1d1c
+DATA q1pidx<>+32(SB)/8, $0x2d2c2b2a29282726
+DATA q1pidx<>+40(SB)/8, $0x3534333231302f2e
+DATA q1pidx<>+48(SB)/8, $0x7776757473727170
+DATA q1pidx<>+56(SB)/8, $0x7f7e7d7c7b7a7978
+GLOBL q1pidx<>(SB), RODATA|NOPTR, $64
+
+DATA q1pscl<>+0(SB)/8, $0x0000000000000000
+DATA q1pscl<>+8(SB)/8, $0x0009000900090009
+DATA q1pscl<>+16(SB)/8, $0x0012001200120012
+DATA q1pscl<>+24(SB)/8, $0x001b001b001b001b
+DATA q1pscl<>+32(SB)/8, $0x0000000000000000
+DATA q1pscl<>+40(SB)/8, $0x0000000000000000
+DATA q1pscl<>+48(SB)/8, $0x0000000000000000
+DATA q1pscl<>+56(SB)/8, $0x0000000000000000
+GLOBL q1pscl<>(SB), RODATA|NOPTR, $64
+
+// Q1PLANE(shift, off) adds plane off/64 (bit shift+1 of each code byte,
+// as 0 or 2) into Z1 or Z3.
+#define Q1PLANE(shift, off, acc) \
+	VPSRLW   $shift, Z5, Z2 \
+	VPANDQ   Z11, Z2, Z2 \
+	VPDPBUSD off(DI), Z2, acc
+
+// func q1pAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+//
+// Q1_0: four blocks (512 elements) per chunk; lane ℓ is 32-block ℓ, and
+// codes 2·bit make Σ(2·bit−1)·q = Σ 2·bit·q − s.
+TEXT ·q1pAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nc+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 q1pidx<>(SB), Z13
+	VMOVDQU64 q1pscl<>(SB), Z12
+	VMOVDQU64 twos<>(SB), Z11
+	VPXORD    Z0, Z0, Z0
+
+q1p_chunk:
+	VMOVDQU64   (SI), Z5
+	VPERMW      Z5, Z12, Z7
+	VPERMT2B    8(SI), Z13, Z5
+	VCVTPH2PS   Y7, Z7
+	VMOVDQU32   (R8), Z1
+	VPXORD      Z3, Z3, Z3
+	VPADDB      Z5, Z5, Z2
+	VPANDQ      Z11, Z2, Z2
+	VPDPBUSD    (DI), Z2, Z1
+	VPANDQ      Z11, Z5, Z2
+	VPDPBUSD    64(DI), Z2, Z3
+	Q1PLANE(1, 128, Z1)
+	Q1PLANE(2, 192, Z3)
+	Q1PLANE(3, 256, Z1)
+	Q1PLANE(4, 320, Z3)
+	Q1PLANE(5, 384, Z1)
+	Q1PLANE(6, 448, Z3)
+	VPADDD      Z3, Z1, Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      (R9), Z1, Z1
+	VFMADD231PS Z7, Z1, Z0
+	ADDQ        $72, SI
+	ADDQ        $512, DI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	DECQ        CX
+	JNZ         q1p_chunk
 
 	VEXTRACTF64X4 $1, Z0, Y1
 	VADDPS        Y1, Y0, Y0
