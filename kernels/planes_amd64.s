@@ -24,9 +24,25 @@
 	VPDPBUSD 3*stride(DI), Z2, Z3 \
 	VPADDD   Z3, Z1, Z1
 
+// A byte mask of 0x30 (the Q2_0 plane kernel). Gathering the code bytes
+// and scales of its two blocks with VPERMT2B and VPERMW from two loads
+// measured 7 % slower than the loads, broadcasts and inserts used here.
+DATA mask30<>+0(SB)/8, $0x3030303030303030
+DATA mask30<>+8(SB)/8, $0x3030303030303030
+DATA mask30<>+16(SB)/8, $0x3030303030303030
+DATA mask30<>+24(SB)/8, $0x3030303030303030
+DATA mask30<>+32(SB)/8, $0x3030303030303030
+DATA mask30<>+40(SB)/8, $0x3030303030303030
+DATA mask30<>+48(SB)/8, $0x3030303030303030
+DATA mask30<>+56(SB)/8, $0x3030303030303030
+GLOBL mask30<>(SB), RODATA|NOPTR, $64
+
 // func q2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 //
 // Q2_0 (group 128): two weight blocks per chunk, lanes 0–7 from the first.
+// Codes 0 and 1 of each byte are masked in place (b & 3, b>>2 & 3); codes
+// 2 and 3 are masked at 16 times their value (b & 0x30, b>>2 & 0x30) into
+// a second accumulator that is shifted back, exactly, once per chunk.
 TEXT ·q2pAVX512(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -34,6 +50,7 @@ TEXT ·q2pAVX512(SB), NOSPLIT, $0-44
 	MOVQ sz+24(FP), R8
 	MOVQ ds+32(FP), R9
 	VMOVDQU64 mask3<>(SB), Z14
+	VMOVDQU64 mask30<>(SB), Z15
 	VPXORD    Z0, Z0, Z0
 	SUBQ      $2, CX
 	JCS       q2p_tail
@@ -41,22 +58,32 @@ TEXT ·q2pAVX512(SB), NOSPLIT, $0-44
 q2p_pair:
 	VMOVDQU      2(SI), Y5
 	VINSERTI64X4 $1, 36(SI), Z5, Z5
-	VMOVDQU32    (R8), Z1
-	VPXORD       Z3, Z3, Z3
-	PLANES4(64)
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       (R9), Z1, Z1
-	VPBROADCASTW (SI), X6
-	VPBROADCASTW 34(SI), X7
-	VINSERTI128  $1, X7, Y6, Y6
-	VCVTPH2PS    Y6, Z6
-	VFMADD231PS  Z6, Z1, Z0
-	ADDQ         $68, SI
-	ADDQ         $256, DI
-	ADDQ         $64, R8
-	ADDQ         $64, R9
-	SUBQ         $2, CX
-	JCC          q2p_pair
+	VPBROADCASTW (SI), X7
+	VPBROADCASTW 34(SI), X8
+	VINSERTI128  $1, X8, Y7, Y7
+	VCVTPH2PS    Y7, Z7
+	VMOVDQU32   (R8), Z1
+	VPXORD      Z3, Z3, Z3
+	VPSRLW      $2, Z5, Z6
+	VPANDQ      Z14, Z5, Z2
+	VPDPBUSD    (DI), Z2, Z1
+	VPANDQ      Z15, Z5, Z4
+	VPDPBUSD    128(DI), Z4, Z3
+	VPANDQ      Z14, Z6, Z2
+	VPDPBUSD    64(DI), Z2, Z1
+	VPANDQ      Z15, Z6, Z4
+	VPDPBUSD    192(DI), Z4, Z3
+	VPSRAD      $4, Z3, Z3
+	VPADDD      Z3, Z1, Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      (R9), Z1, Z1
+	VFMADD231PS Z7, Z1, Z0
+	ADDQ        $68, SI
+	ADDQ        $256, DI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	SUBQ        $2, CX
+	JCC         q2p_pair
 
 q2p_tail:
 	VEXTRACTF64X4 $1, Z0, Y1
