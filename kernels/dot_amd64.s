@@ -386,16 +386,24 @@ TEXT ·tq1AVX512(SB), NOSPLIT, $0-44
 	KMOVQ AX, K3
 	VPXORD Z0, Z0, Z0
 tq1z_block:
-	VPXORD Z1, Z1, Z1
+	// One Q8_K scale per block: the five levels add into one int32
+	// vector, started from the block's correction lanes (prepareTrit).
+	VMOVDQU32  (R8), Z1
+	VMOVDQU64  (R9), Z6
 	VMOVDQU8.Z (SI), K3, Z4
 	MOVQ $5, R10
 tq1z_level:
 	TRIT512
-	STEP512
+	VPDPBUSD (DI), Z2, Z1
+	ADDQ $64, DI
 	VPADDB Z4, Z4, Z5
 	VPADDB Z5, Z4, Z4
 	DECQ R10
 	JNZ  tq1z_level
+	VCVTDQ2PS Z1, Z1
+	VMULPS    Z6, Z1, Z1
+	ADDQ $320, R8
+	ADDQ $320, R9
 	VPBROADCASTW 52(SI), Y3
 	VCVTPH2PS Y3, Z3
 	VFMADD231PS Z3, Z1, Z0

@@ -68,7 +68,8 @@ type tritActs struct {
 // prepareTrit builds layout k of a, once per Quantize. PTQ1_0 quantizes
 // each 32-slot block as Q8_0 from the float copy; TQ1_0 gathers the Q8_K
 // values of its 256-element block (llama.cpp's pairing), so its slot blocks
-// share that block's scale.
+// share that block's scale, and the whole block's correction sits in the
+// first lane of its first slot block.
 func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	t := &a.trit[k]
 	if t.ok {
@@ -120,7 +121,16 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 				for i := range 8 {
 					sz[i], ds[i] = 0, d
 				}
-				sz[0] = -s
+				if qK == nil {
+					sz[0] = -s
+					continue
+				}
+				// One scale for the whole weight block: the block's
+				// correction goes to its first lane, so a kernel may
+				// sum all levels in one int32 vector started from the
+				// first level's sz lanes (the others are zero).
+				head := wb/rw*t.stride/4 + wb%rw*per/4
+				t.sz[head] -= s
 			}
 		}
 	})
