@@ -160,7 +160,7 @@ func TestTiers(t *testing.T) {
 
 // testTiers is TestTiers for one format and row length.
 func testTiers(t *testing.T, p *Pool, f *quant.Format, cols int, rng *rand.Rand) {
-	for _, n := range []int{1, 5} { // 5 = one four-row step and one single row
+	for _, n := range []int{1, 4, 5} { // 4: four-row kernels only; 5: and one single row
 		w := randMatrix(t, f, 37, cols, rng)
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)

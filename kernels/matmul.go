@@ -57,8 +57,12 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
 		a.prepareTrit(p, tritIndex(w.Format))
 	case k.planes[t] != noPlanes:
+		// dot (the plane kernel) serves the rows the four-row kernels
+		// leave; Q1_0's reads the SIMD layout for a row's last blocks.
 		l := k.planes[t]
-		a.preparePlanes(p, l)
+		if dot4 == nil || a.n%4 != 0 {
+			a.preparePlanes(p, l)
+		}
 		if (a.n >= 4 && dot4 != nil) || (l == planeQ1 && a.cols%planeInfo[l].chunk != 0) {
 			a.prepareSIMD(p, k.act)
 		}
