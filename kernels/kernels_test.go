@@ -488,6 +488,21 @@ func TestActPairing(t *testing.T) {
 	}
 }
 
+func TestRoundHalfAway(t *testing.T) {
+	vals := []float32{0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 1e-30, -1e-30,
+		math.Nextafter32(0.5, 0), math.Nextafter32(-0.5, 0), math.Nextafter32(2.5, 0),
+		math.Nextafter32(2.5, 3), math.Nextafter32(127.5, 0), 1 << 28, 1<<28 + 32}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 1000 {
+		vals = append(vals, rng.Float32()*300-150, float32(rng.IntN(300)-150)+0.5)
+	}
+	for _, v := range vals {
+		if got, want := roundHalfAway(v), math.Round(float64(v)); got != want {
+			t.Errorf("roundHalfAway(%v) = %v, want %v", v, got, want)
+		}
+	}
+}
+
 func TestNewMatrix(t *testing.T) {
 	tests := []struct {
 		f          *quant.Format
