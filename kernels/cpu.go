@@ -76,6 +76,8 @@ type kernel struct {
 	// SIMD layout only for a row's elements beyond its last whole chunk;
 	// dot4 still reads the SIMD layout.
 	planes [numTiers]planeLayout
+	// planes4[t]: dot4[t] reads the plane layout too.
+	planes4 [numTiers]bool
 }
 
 // pick returns the implementations for tier t (dot4 may be nil) and the

@@ -37,11 +37,14 @@ func init() {
 	} {
 		kernelTable[f].planes[tierAVX512] = l
 	}
+	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0} {
+		kernelTable[f].planes4[tierAVX512] = true
+	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 	for f, fn := range map[*quant.Format]dot4Fn{
-		quant.Q2_0: dot4Q2_0, quant.PQ2_0: dot4Q2_0, quant.Q2_0g64: dot4Q2_0g64,
-		quant.TQ2_0: dot4TQ2_0, quant.Q1_0: dot4Q1_0, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
+		quant.Q2_0: dot4Q2_0Planes, quant.PQ2_0: dot4Q2_0Planes, quant.Q2_0g64: dot4Q2_0g64,
+		quant.TQ2_0: dot4TQ2_0Planes, quant.Q1_0: dot4Q1_0, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
 	} {
 		kernelTable[f].dot4[tierAVX512] = fn
 	}
@@ -54,9 +57,6 @@ func init() {
 func q2x4AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 //go:noescape
-func tq2x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-//go:noescape
 func q1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 //go:noescape
@@ -65,19 +65,9 @@ func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, 
 //go:noescape
 func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
-func dot4Q2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
-	q2x4AVX512(&w[0], len(w)/34, 4, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
-}
-
 func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
 	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
-}
-
-func dot4TQ2_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, actQ8_K, i, k0, false)
-	tq2x4AVX512(&w[0], len(w)/66, q, sz, ds, a.q8[actQ8_K].stride, &out[0])
 }
 
 func dot4Q1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
@@ -186,11 +176,36 @@ func tq2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 //go:noescape
 func q1pAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
 
+// The four-row plane kernels: rows i..i+3 of the plane layout lie stride
+// bytes apart.
+
+//go:noescape
+func q2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+//go:noescape
+func tq2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
 // planeRow returns pointers to activation row i in plane layout l.
 func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
+	return planeRowAt(a, l, i, 0)
+}
+
+// planeRowAt is planeRow from element k0 on, a multiple of the layout's
+// chunk size.
+func planeRowAt(a *Acts, l planeLayout, i, k0 int) (*int8, *int32, *float32) {
 	t, lanes := &a.planes[l], planeInfo[l].lanes
-	off := i * t.stride
+	off := i*t.stride + k0
 	return &t.q[off], &t.sz[off/lanes], &t.ds[off/lanes]
+}
+
+func dot4Q2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := planeRowAt(a, planeQ2, i, k0)
+	q2p4AVX512(&w[0], len(w)/34, q, sz, ds, a.planes[planeQ2].stride, &out[0])
+}
+
+func dot4TQ2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	q, sz, ds := planeRowAt(a, planeTQ2, i, k0)
+	tq2p4AVX512(&w[0], len(w)/66, q, sz, ds, a.planes[planeTQ2].stride, &out[0])
 }
 
 func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {

@@ -59,11 +59,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case k.planes[t] != noPlanes:
 		// dot (the plane kernel) serves the rows the four-row kernels
 		// leave; Q1_0's reads the SIMD layout for a row's last blocks.
-		l := k.planes[t]
-		if dot4 == nil || a.n%4 != 0 {
+		l, four := k.planes[t], a.n >= 4 && dot4 != nil
+		if !four || a.n%4 != 0 || k.planes4[t] {
 			a.preparePlanes(p, l)
 		}
-		if (a.n >= 4 && dot4 != nil) || (l == planeQ1 && a.cols%planeInfo[l].chunk != 0) {
+		if (four && !k.planes4[t]) || (l == planeQ1 && a.cols%planeInfo[l].chunk != 0) {
 			a.prepareSIMD(p, k.act)
 		}
 	case simd:

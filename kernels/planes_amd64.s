@@ -252,3 +252,178 @@ q1p_chunk:
 	VZEROUPPER
 	MOVSS         X0, ret+40(FP)
 	RET
+
+// The four-row plane kernels (prefill): one unpacked weight chunk serves
+// activation rows i..i+3. The four masked code vectors stay in Z16–Z19
+// (b & 3, b>>2 & 3, b & 0x30, b>>2 & 0x30, as in q2pAVX512); row r's
+// planes lie at DI + qi, its correction and scale lanes at R8 + si and
+// R9 + si (qi = r·stride, si = r·stride/4, kept in index registers).
+
+// UNPACK4 masks the code bytes in Z5 into Z16–Z19.
+#define UNPACK4 \
+	VPSRLW $2, Z5, Z6 \
+	VPANDQ Z14, Z5, Z16 \
+	VPANDQ Z14, Z6, Z17 \
+	VPANDQ Z15, Z5, Z18 \
+	VPANDQ Z15, Z6, Z19
+
+// P4ROW adds one row's chunk product, scaled by the weight scales in Z7,
+// into acc.
+#define P4ROW(qi, si, acc) \
+	VMOVDQU32   (R8)(si*1), Z1 \
+	VPXORD      Z3, Z3, Z3 \
+	VPDPBUSD    (DI)(qi*1), Z16, Z1 \
+	VPDPBUSD    64(DI)(qi*1), Z17, Z1 \
+	VPDPBUSD    128(DI)(qi*1), Z18, Z3 \
+	VPDPBUSD    192(DI)(qi*1), Z19, Z3 \
+	VPSRAD      $4, Z3, Z3 \
+	VPADDD      Z3, Z1, Z1 \
+	VCVTDQ2PS   Z1, Z1 \
+	VMULPS      (R9)(si*1), Z1, Z1 \
+	VFMADD231PS Z7, Z1, acc
+
+// P4TAIL is P4ROW for a 128-element chunk (32-byte planes) in Y registers.
+#define P4TAIL(qi, si, acc) \
+	VMOVDQU     (R8)(si*1), Y1 \
+	VPXORD      Y3, Y3, Y3 \
+	VPDPBUSD    (DI)(qi*1), Y16, Y1 \
+	VPDPBUSD    32(DI)(qi*1), Y17, Y1 \
+	VPDPBUSD    64(DI)(qi*1), Y18, Y3 \
+	VPDPBUSD    96(DI)(qi*1), Y19, Y3 \
+	VPSRAD      $4, Y3, Y3 \
+	VPADDD      Y3, Y1, Y1 \
+	VCVTDQ2PS   Y1, Y1 \
+	VMULPS      (R9)(si*1), Y1, Y1 \
+	VFMADD231PS Y7, Y1, acc
+
+// HALVE folds the upper half of Zn into Yn.
+#define HALVE(z, y) \
+	VEXTRACTF64X4 $1, z, Y1 \
+	VADDPS        Y1, y, y
+
+// STORESUM stores the sum of the eight lanes of y (x its low half) at off(CX).
+#define STORESUM(y, x, off) \
+	VEXTRACTF128 $1, y, X1 \
+	VADDPS       X1, x, x \
+	VMOVHLPS     x, X1, X1 \
+	VADDPS       X1, x, x \
+	VMOVSHDUP    x, X1 \
+	VADDSS       X1, x, x \
+	MOVSS        x, off(CX)
+
+// P4SETUP sets the index registers from the row stride in BX and loads
+// the masks.
+#define P4SETUP \
+	XORQ AX, AX \
+	LEAQ (BX)(BX*1), R13 \
+	LEAQ (R13)(BX*1), R12 \
+	MOVQ BX, R10 \
+	SHRQ $2, R10 \
+	LEAQ (R10)(R10*1), DX \
+	LEAQ (DX)(R10*1), R11 \
+	VMOVDQU64 mask3<>(SB), Z14 \
+	VMOVDQU64 mask30<>(SB), Z15 \
+	VPXORD    Z0, Z0, Z0 \
+	VPXORD    Z8, Z8, Z8 \
+	VPXORD    Z9, Z9, Z9 \
+	VPXORD    Z10, Z10, Z10
+
+#define P4ROWS \
+	P4ROW(AX, AX, Z0) \
+	P4ROW(BX, R10, Z8) \
+	P4ROW(R13, DX, Z9) \
+	P4ROW(R12, R11, Z10)
+
+#define P4HALVES \
+	HALVE(Z0, Y0) \
+	HALVE(Z8, Y8) \
+	HALVE(Z9, Y9) \
+	HALVE(Z10, Y10)
+
+#define P4STORE \
+	STORESUM(Y0, X0, 0) \
+	STORESUM(Y8, X8, 4) \
+	STORESUM(Y9, X9, 8) \
+	STORESUM(Y10, X10, 12) \
+	VZEROUPPER
+
+// func q2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+TEXT ·q2p4AVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ stride+40(FP), BX
+	P4SETUP
+	SUBQ $2, CX
+	JCS  q2p4_tail
+
+q2p4_pair:
+	VMOVDQU      2(SI), Y5
+	VINSERTI64X4 $1, 36(SI), Z5, Z5
+	VPBROADCASTW (SI), X7
+	VPBROADCASTW 34(SI), X6
+	VINSERTI128  $1, X6, Y7, Y7
+	VCVTPH2PS    Y7, Z7
+	UNPACK4
+	P4ROWS
+	ADDQ $68, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	SUBQ $2, CX
+	JCC  q2p4_pair
+
+q2p4_tail:
+	P4HALVES
+	ADDQ $2, CX
+	JZ   q2p4_done
+	VMOVDQU      2(SI), Y5
+	VPSRLW       $2, Y5, Y6
+	VPANDD       Y14, Y5, Y16
+	VPANDD       Y14, Y6, Y17
+	VPANDD       Y15, Y5, Y18
+	VPANDD       Y15, Y6, Y19
+	VPBROADCASTW (SI), X7
+	VCVTPH2PS    X7, Y7
+	P4TAIL(AX, AX, Y0)
+	P4TAIL(BX, R10, Y8)
+	P4TAIL(R13, DX, Y9)
+	P4TAIL(R12, R11, Y10)
+
+q2p4_done:
+	MOVQ out+48(FP), CX
+	P4STORE
+	RET
+
+// func tq2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+//
+// TQ2_0's planes are shifts by 0, 2, 4 and 6 of its code bytes, which the
+// same four masks produce (see tq2pAVX512).
+TEXT ·tq2p4AVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ stride+40(FP), BX
+	P4SETUP
+
+tq2p4_block:
+	VMOVDQU64    (SI), Z5
+	VPBROADCASTW 64(SI), Y7
+	VCVTPH2PS    Y7, Z7
+	UNPACK4
+	P4ROWS
+	ADDQ $66, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ  tq2p4_block
+
+	P4HALVES
+	MOVQ out+48(FP), CX
+	P4STORE
+	RET
