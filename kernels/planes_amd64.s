@@ -254,30 +254,31 @@ q1p_chunk:
 	RET
 
 // The four-row plane kernels (prefill): one unpacked weight chunk serves
-// activation rows i..i+3. The four masked code vectors stay in Z16–Z19
-// (b & 3, b>>2 & 3, b & 0x30, b>>2 & 0x30, as in q2pAVX512); row r's
+// activation rows i..i+3. The four masked code vectors stay in Z16–Z19;
+// row r's
 // planes lie at DI + qi, its correction and scale lanes at R8 + si and
 // R9 + si (qi = r·stride, si = r·stride/4, kept in index registers).
 
-// UNPACK4 masks the code bytes in Z5 into Z16–Z19.
+// UNPACK4 masks the code bytes in Z5 into Z16–Z19: code t of each byte
+// in Z16+t. (Here, unlike the single-row kernel, the shared unpack is
+// cheaper than the per-row second accumulator of the 0x30-mask trick.)
 #define UNPACK4 \
 	VPSRLW $2, Z5, Z6 \
+	VPSRLW $4, Z5, Z20 \
+	VPSRLW $6, Z5, Z21 \
 	VPANDQ Z14, Z5, Z16 \
 	VPANDQ Z14, Z6, Z17 \
-	VPANDQ Z15, Z5, Z18 \
-	VPANDQ Z15, Z6, Z19
+	VPANDQ Z14, Z20, Z18 \
+	VPANDQ Z14, Z21, Z19
 
 // P4ROW adds one row's chunk product, scaled by the weight scales in Z7,
 // into acc.
 #define P4ROW(qi, si, acc) \
 	VMOVDQU32   (R8)(si*1), Z1 \
-	VPXORD      Z3, Z3, Z3 \
 	VPDPBUSD    (DI)(qi*1), Z16, Z1 \
 	VPDPBUSD    64(DI)(qi*1), Z17, Z1 \
-	VPDPBUSD    128(DI)(qi*1), Z18, Z3 \
-	VPDPBUSD    192(DI)(qi*1), Z19, Z3 \
-	VPSRAD      $4, Z3, Z3 \
-	VPADDD      Z3, Z1, Z1 \
+	VPDPBUSD    128(DI)(qi*1), Z18, Z1 \
+	VPDPBUSD    192(DI)(qi*1), Z19, Z1 \
 	VCVTDQ2PS   Z1, Z1 \
 	VMULPS      (R9)(si*1), Z1, Z1 \
 	VFMADD231PS Z7, Z1, acc
@@ -285,13 +286,10 @@ q1p_chunk:
 // P4TAIL is P4ROW for a 128-element chunk (32-byte planes) in Y registers.
 #define P4TAIL(qi, si, acc) \
 	VMOVDQU     (R8)(si*1), Y1 \
-	VPXORD      Y3, Y3, Y3 \
 	VPDPBUSD    (DI)(qi*1), Y16, Y1 \
 	VPDPBUSD    32(DI)(qi*1), Y17, Y1 \
-	VPDPBUSD    64(DI)(qi*1), Y18, Y3 \
-	VPDPBUSD    96(DI)(qi*1), Y19, Y3 \
-	VPSRAD      $4, Y3, Y3 \
-	VPADDD      Y3, Y1, Y1 \
+	VPDPBUSD    64(DI)(qi*1), Y18, Y1 \
+	VPDPBUSD    96(DI)(qi*1), Y19, Y1 \
 	VCVTDQ2PS   Y1, Y1 \
 	VMULPS      (R9)(si*1), Y1, Y1 \
 	VFMADD231PS Y7, Y1, acc
@@ -381,10 +379,12 @@ q2p4_tail:
 	JZ   q2p4_done
 	VMOVDQU      2(SI), Y5
 	VPSRLW       $2, Y5, Y6
+	VPSRLW       $4, Y5, Y20
+	VPSRLW       $6, Y5, Y21
 	VPANDD       Y14, Y5, Y16
 	VPANDD       Y14, Y6, Y17
-	VPANDD       Y15, Y5, Y18
-	VPANDD       Y15, Y6, Y19
+	VPANDD       Y14, Y20, Y18
+	VPANDD       Y14, Y21, Y19
 	VPBROADCASTW (SI), X7
 	VCVTPH2PS    X7, Y7
 	P4TAIL(AX, AX, Y0)
