@@ -29,11 +29,13 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
 // Tile sizes for n > 1: a worker takes rowTile weight rows and passes up to
 // actTileBytes of activation rows over them, so both stay in L2 while every
 // pair is formed; the four-row kernels further split K into chunks so that
-// their activations stay in L1.
+// their activations stay in L1 or near it (2048 measured 5–15 % faster than
+// 1024 for every format at the 1.7B prefill shapes, 4096 slower again for
+// the formats whose layout takes ≈ 5 bytes per activation).
 const (
 	rowTile      = 16
 	actTileBytes = 512 << 10
-	kChunk       = 1024 // activations per K chunk of the four-row kernels
+	kChunk       = 2048 // activations per K chunk of the four-row kernels
 )
 
 // MatMulActs is MatMul with activations quantized beforehand by Quantize.
