@@ -37,14 +37,14 @@ func init() {
 	} {
 		kernelTable[f].planes[tierAVX512] = l
 	}
-	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0} {
+	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0, quant.Q1_0} {
 		kernelTable[f].planes4[tierAVX512] = true
 	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 	for f, fn := range map[*quant.Format]dot4Fn{
 		quant.Q2_0: dot4Q2_0Planes, quant.PQ2_0: dot4Q2_0Planes, quant.Q2_0g64: dot4Q2_0g64,
-		quant.TQ2_0: dot4TQ2_0Planes, quant.Q1_0: dot4Q1_0, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
+		quant.TQ2_0: dot4TQ2_0Planes, quant.Q1_0: dot4Q1_0Planes, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
 	} {
 		kernelTable[f].dot4[tierAVX512] = fn
 	}
@@ -68,11 +68,6 @@ func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, o
 func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
 	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
-}
-
-func dot4Q1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, actQ8_0, i, k0, false)
-	q1x4AVX512(&w[0], len(w)/18, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
 }
 
 func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
@@ -201,6 +196,31 @@ func planeRowAt(a *Acts, l planeLayout, i, k0 int) (*int8, *int32, *float32) {
 func dot4Q2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := planeRowAt(a, planeQ2, i, k0)
 	q2p4AVX512(&w[0], len(w)/34, q, sz, ds, a.planes[planeQ2].stride, &out[0])
+}
+
+// q1p4AVX512 takes nc 512-element chunks (four blocks).
+//
+//go:noescape
+func q1p4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+// dot4Q1_0Planes runs the four-row plane kernel over the whole 512-element
+// chunks and the old four-row kernel over the remaining blocks.
+func dot4Q1_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	nb := len(w) / 18
+	nc := nb / 4
+	*out = [4]float32{}
+	if nc > 0 {
+		q, sz, ds := planeRowAt(a, planeQ1, i, k0)
+		q1p4AVX512(&w[0], nc, q, sz, ds, a.planes[planeQ1].stride, &out[0])
+	}
+	if nb > 4*nc {
+		var rest [4]float32
+		q, sz, ds := simdRow(a, actQ8_0, i, k0+512*nc, false)
+		q1x4AVX512(&w[72*nc], nb-4*nc, q, sz, ds, a.q8[actQ8_0].stride, &rest[0])
+		for j, v := range rest {
+			out[j] += v
+		}
+	}
 }
 
 func dot4TQ2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {

@@ -427,3 +427,74 @@ tq2p4_block:
 	MOVQ out+48(FP), CX
 	P4STORE
 	RET
+
+// Q1P4ROW adds one row's 512-element chunk product (planes in Z16–Z23,
+// weight scales in Z7) into acc.
+#define Q1P4ROW(qi, si, acc) \
+	VMOVDQU32   (R8)(si*1), Z1 \
+	VPDPBUSD    (DI)(qi*1), Z16, Z1 \
+	VPDPBUSD    64(DI)(qi*1), Z17, Z1 \
+	VPDPBUSD    128(DI)(qi*1), Z18, Z1 \
+	VPDPBUSD    192(DI)(qi*1), Z19, Z1 \
+	VPDPBUSD    256(DI)(qi*1), Z20, Z1 \
+	VPDPBUSD    320(DI)(qi*1), Z21, Z1 \
+	VPDPBUSD    384(DI)(qi*1), Z22, Z1 \
+	VPDPBUSD    448(DI)(qi*1), Z23, Z1 \
+	VCVTDQ2PS   Z1, Z1 \
+	VMULPS      (R9)(si*1), Z1, Z1 \
+	VFMADD231PS Z7, Z1, acc
+
+// Q1BIT puts bit shift+1 of each code byte in Z5, as 0 or 2, into dst.
+#define Q1BIT(shift, dst) \
+	VPSRLW $shift, Z5, Z2 \
+	VPANDQ Z11, Z2, dst
+
+// func q1p4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+//
+// Four-row q1pAVX512: one lane per 32-block, so the correction and scale
+// rows lie stride/8 bytes apart.
+TEXT ·q1p4AVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nc+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ stride+40(FP), BX
+	P4SETUP
+	MOVQ BX, R10
+	SHRQ $3, R10
+	LEAQ (R10)(R10*1), DX
+	LEAQ (DX)(R10*1), R11
+	VMOVDQU64 q1pidx<>(SB), Z13
+	VMOVDQU64 q1pscl<>(SB), Z12
+	VMOVDQU64 twos<>(SB), Z11
+
+q1p4_chunk:
+	VMOVDQU64 (SI), Z5
+	VPERMW    Z5, Z12, Z7
+	VPERMT2B  8(SI), Z13, Z5
+	VCVTPH2PS Y7, Z7
+	VPADDB    Z5, Z5, Z2
+	VPANDQ    Z11, Z2, Z16
+	VPANDQ    Z11, Z5, Z17
+	Q1BIT(1, Z18)
+	Q1BIT(2, Z19)
+	Q1BIT(3, Z20)
+	Q1BIT(4, Z21)
+	Q1BIT(5, Z22)
+	Q1BIT(6, Z23)
+	Q1P4ROW(AX, AX, Z0)
+	Q1P4ROW(BX, R10, Z8)
+	Q1P4ROW(R13, DX, Z9)
+	Q1P4ROW(R12, R11, Z10)
+	ADDQ $72, SI
+	ADDQ $512, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ  q1p4_chunk
+
+	P4HALVES
+	MOVQ out+48(FP), CX
+	P4STORE
+	RET
