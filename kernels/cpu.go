@@ -72,12 +72,9 @@ type kernel struct {
 	lut   *lutKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
-	// planes[t]: dot[t] reads this plane layout (preparePlanes), and the
-	// SIMD layout only for a row's elements beyond its last whole chunk;
-	// dot4 still reads the SIMD layout.
+	// planes[t]: dot[t] and dot4[t] read this plane layout
+	// (preparePlanes) instead of the SIMD one.
 	planes [numTiers]planeLayout
-	// planes4[t]: dot4[t] reads the plane layout too.
-	planes4 [numTiers]bool
 }
 
 // pick returns the implementations for tier t (dot4 may be nil) and the

@@ -37,9 +37,6 @@ func init() {
 	} {
 		kernelTable[f].planes[tierAVX512] = l
 	}
-	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.TQ2_0, quant.Q1_0} {
-		kernelTable[f].planes4[tierAVX512] = true
-	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 	for f, fn := range map[*quant.Format]dot4Fn{

@@ -59,13 +59,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
 		a.prepareTrit(p, tritIndex(w.Format))
 	case k.planes[t] != noPlanes:
-		// dot (the plane kernel) serves the rows the four-row kernels
-		// leave; Q1_0's reads the SIMD layout for a row's last blocks.
-		l, four := k.planes[t], a.n >= 4 && dot4 != nil
-		if !four || a.n%4 != 0 || k.planes4[t] {
-			a.preparePlanes(p, l)
-		}
-		if (four && !k.planes4[t]) || (l == planeQ1 && a.cols%planeInfo[l].chunk != 0) {
+		// Q1_0's kernels read the SIMD layout for a row's blocks past
+		// its last whole 512-element chunk.
+		l := k.planes[t]
+		a.preparePlanes(p, l)
+		if a.cols%planeInfo[l].chunk != 0 && l == planeQ1 {
 			a.prepareSIMD(p, k.act)
 		}
 	case simd:
