@@ -29,18 +29,18 @@ func init() {
 	}
 	set(quant.Q2_0, dotQ2_0AVX2, dotQ2_0Planes)
 	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0Planes)
-	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64AVX512)
+	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64Planes)
 	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0Planes)
 	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0Planes)
 	for f, l := range map[*quant.Format]planeLayout{
-		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,
+		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.Q2_0g64: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,
 	} {
 		kernelTable[f].planes[tierAVX512] = l
 	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
 	for f, fn := range map[*quant.Format]dot4Fn{
-		quant.Q2_0: dot4Q2_0Planes, quant.PQ2_0: dot4Q2_0Planes, quant.Q2_0g64: dot4Q2_0g64,
+		quant.Q2_0: dot4Q2_0Planes, quant.PQ2_0: dot4Q2_0Planes, quant.Q2_0g64: dot4Q2_0g64Planes,
 		quant.TQ2_0: dot4TQ2_0Planes, quant.Q1_0: dot4Q1_0Planes, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
 	} {
 		kernelTable[f].dot4[tierAVX512] = fn
@@ -61,11 +61,6 @@ func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, 
 
 //go:noescape
 func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-func dot4Q2_0g64(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := simdRow(a, actQ8_0, i, k0, true)
-	q2x4AVX512(&w[0], len(w)/18, 2, q, sz, ds, a.q8[actQ8_0].stride, &out[0])
-}
 
 func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := tritRow(a, i, k0, 0)
@@ -220,6 +215,50 @@ func dot4Q1_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	}
 }
 
+// The Q2_0_g64 plane kernels take nc 256-element chunks (four blocks).
+
+//go:noescape
+func q2gpAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+
+//go:noescape
+func q2gp4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+
+// dotQ2_0g64Planes runs the plane kernel over the whole 256-element chunks
+// and the single-row kernel over the remaining blocks.
+func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
+	nb := len(w) / 18
+	nc := nb / 4
+	var sum float32
+	if nc > 0 {
+		q, sz, ds := planeRow(a, planeQ2, i)
+		sum = q2gpAVX512(&w[0], nc, q, sz, ds)
+	}
+	if nb > 4*nc {
+		q, sz, ds := simdRow(a, actQ8_0, i, 256*nc, true)
+		sum += q2AVX512(&w[72*nc], nb-4*nc, 2, q, sz, ds)
+	}
+	return sum
+}
+
+// dot4Q2_0g64Planes is dotQ2_0g64Planes for four rows.
+func dot4Q2_0g64Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
+	nb := len(w) / 18
+	nc := nb / 4
+	*out = [4]float32{}
+	if nc > 0 {
+		q, sz, ds := planeRowAt(a, planeQ2, i, k0)
+		q2gp4AVX512(&w[0], nc, q, sz, ds, a.planes[planeQ2].stride, &out[0])
+	}
+	if nb > 4*nc {
+		var rest [4]float32
+		q, sz, ds := simdRow(a, actQ8_0, i, k0+256*nc, true)
+		q2x4AVX512(&w[72*nc], nb-4*nc, 2, q, sz, ds, a.q8[actQ8_0].stride, &rest[0])
+		for j, v := range rest {
+			out[j] += v
+		}
+	}
+}
+
 func dot4TQ2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
 	q, sz, ds := planeRowAt(a, planeTQ2, i, k0)
 	tq2p4AVX512(&w[0], len(w)/66, q, sz, ds, a.planes[planeTQ2].stride, &out[0])
@@ -255,11 +294,6 @@ func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
 	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
 	return q2AVX2(&w[0], len(w)/18, 2, q, sz, ds)
-}
-
-func dotQ2_0g64AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, actQ8_0, i, 0, true)
-	return q2AVX512(&w[0], len(w)/18, 2, q, sz, ds)
 }
 
 func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {

@@ -59,11 +59,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
 		a.prepareTrit(p, tritIndex(w.Format))
 	case k.planes[t] != noPlanes:
-		// Q1_0's kernels read the SIMD layout for a row's blocks past
-		// its last whole 512-element chunk.
+		// The Q1_0 and Q2_0_g64 kernels read the SIMD layout for a row's
+		// blocks past its last whole chunk (Q2_0's handle them).
 		l := k.planes[t]
 		a.preparePlanes(p, l)
-		if a.cols%planeInfo[l].chunk != 0 && l == planeQ1 {
+		if a.cols%planeInfo[l].chunk != 0 && w.Format != quant.Q2_0 && w.Format != quant.PQ2_0 {
 			a.prepareSIMD(p, k.act)
 		}
 	case simd:

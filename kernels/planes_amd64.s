@@ -498,3 +498,92 @@ q1p4_chunk:
 	MOVQ out+48(FP), CX
 	P4STORE
 	RET
+
+// Q2_0_g64 reads the planeQ2 layout too (a 64-element block is four of its
+// lanes); its four 18-byte blocks per chunk are gathered like Q1_0's.
+
+// G64LOAD gathers a chunk's code bytes into Z5 and its scales, four lanes
+// each, into Z7 (Z12, Z13: q1pscl, q1pidx).
+#define G64LOAD \
+	VMOVDQU64 (SI), Z5 \
+	VPERMW    Z5, Z12, Z7 \
+	VPERMT2B  8(SI), Z13, Z5 \
+	VCVTPH2PS Y7, Z7
+
+// func q2gpAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+TEXT ·q2gpAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nc+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	VMOVDQU64 mask3<>(SB), Z14
+	VMOVDQU64 mask30<>(SB), Z15
+	VMOVDQU64 q1pidx<>(SB), Z13
+	VMOVDQU64 q1pscl<>(SB), Z12
+	VPXORD    Z0, Z0, Z0
+
+q2gp_chunk:
+	G64LOAD
+	VMOVDQU32   (R8), Z1
+	VPXORD      Z3, Z3, Z3
+	VPSRLW      $2, Z5, Z6
+	VPANDQ      Z14, Z5, Z2
+	VPDPBUSD    (DI), Z2, Z1
+	VPANDQ      Z15, Z5, Z4
+	VPDPBUSD    128(DI), Z4, Z3
+	VPANDQ      Z14, Z6, Z2
+	VPDPBUSD    64(DI), Z2, Z1
+	VPANDQ      Z15, Z6, Z4
+	VPDPBUSD    192(DI), Z4, Z3
+	VPSRAD      $4, Z3, Z3
+	VPADDD      Z3, Z1, Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      (R9), Z1, Z1
+	VFMADD231PS Z7, Z1, Z0
+	ADDQ        $72, SI
+	ADDQ        $256, DI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	DECQ        CX
+	JNZ         q2gp_chunk
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X1, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VZEROUPPER
+	MOVSS         X0, ret+40(FP)
+	RET
+
+// func q2gp4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
+TEXT ·q2gp4AVX512(SB), NOSPLIT, $0-56
+	MOVQ w+0(FP), SI
+	MOVQ nc+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ sz+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ stride+40(FP), BX
+	P4SETUP
+	VMOVDQU64 q1pidx<>(SB), Z13
+	VMOVDQU64 q1pscl<>(SB), Z12
+
+q2gp4_chunk:
+	G64LOAD
+	UNPACK4
+	P4ROWS
+	ADDQ $72, SI
+	ADDQ $256, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	DECQ CX
+	JNZ  q2gp4_chunk
+
+	P4HALVES
+	MOVQ out+48(FP), CX
+	P4STORE
+	RET
