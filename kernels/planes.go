@@ -1,7 +1,7 @@
 package kernels
 
 // The plane layouts serve the AVX-512 single-row and four-row kernels of
-// Q2_0/PQ2_0, TQ2_0 and Q1_0 (planes_amd64.s). A row is cut into chunks; a
+// Q2_0/PQ2_0, Q2_0_g64, TQ2_0 and Q1_0 (planes_amd64.s). A row is cut into chunks; a
 // chunk of e elements holds planes of equal size, plane t first. The kernel loads the
 // chunk's weight code bytes into one vector, and plane t lines up with
 // those bytes shifted right by t code widths and masked, so VPDPBUSD lane ℓ
@@ -14,8 +14,8 @@ type planeLayout int
 
 const (
 	noPlanes planeLayout = iota
-	// planeQ2 (Q2_0, Q8_0 activations): 256-element chunks (the last may
-	// be 128 wide) of four planes of e/4 bytes; element 16ℓ+4k+t (code t of
+	// planeQ2 (Q2_0 and Q2_0_g64, Q8_0 activations): 256-element chunks
+	// (the last may be narrower) of four planes of e/4 bytes; element 16ℓ+4k+t (code t of
 	// byte 4ℓ+k) is byte 4ℓ+k of plane t, so lane ℓ covers elements
 	// 16ℓ..16ℓ+15 of 32-block ℓ/2. 16 lanes per 256 elements.
 	planeQ2
