@@ -148,8 +148,9 @@ func TestTiers(t *testing.T) {
 	defer p.Close()
 	for _, f := range quant.All {
 		// 1152: an odd number of 128-blocks, two 512-element chunks and a
-		// 128-element rest (the plane kernels' tails).
-		for _, cols := range []int{512, 1152} {
+		// 128-element rest; 320: a 64-element rest (the plane kernels'
+		// tails).
+		for _, cols := range []int{512, 1152, 320} {
 			if cols%f.BlockElems != 0 {
 				continue
 			}
