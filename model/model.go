@@ -154,3 +154,19 @@ func FromFile(f *gguf.File, opts Options) (Model, error) {
 	}
 	return l(f, opts)
 }
+
+// WithPool runs build with the kernel pool opts asks for: opts.Pool, or a
+// new pool of opts.Threads workers, closed again if build fails. owned
+// reports whether the built model must close the pool itself.
+func WithPool[M any](opts Options, build func(*kernels.Pool) (M, error)) (m M, owned bool, err error) {
+	if opts.Pool != nil {
+		m, err = build(opts.Pool)
+		return m, false, err
+	}
+	pool := kernels.NewPool(opts.Threads)
+	if m, err = build(pool); err != nil {
+		pool.Close()
+		return m, false, err
+	}
+	return m, true, nil
+}

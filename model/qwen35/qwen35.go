@@ -100,17 +100,8 @@ type Model struct {
 }
 
 func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
-	pool := opts.Pool
-	own := false
-	if pool == nil {
-		pool = kernels.NewPool(opts.Threads)
-		own = true
-	}
-	m, err := build(f, opts, arch, pool)
+	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(f, opts, arch, pool) })
 	if err != nil {
-		if own {
-			pool.Close()
-		}
 		return nil, err
 	}
 	m.ownPool = own
