@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"trit/kernels"
 	"trit/ops"
@@ -114,14 +115,16 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 	group := a.Heads / a.KVHeads
 	tiles := (nTok + queryTile - 1) / queryTile
 	pool.For(a.KVHeads*tiles, func(lo, hi int) {
-		rows := queryTile * group
-		acc := make([]float32, rows*hd)
-		mx := make([]float32, rows)
-		sum := make([]float64, rows)
-		scores := make([]float32, keyTile)
+		sc := scratchPool.Get().(*attnScratch)
+		defer scratchPool.Put(sc)
+		rows := min(queryTile, nTok) * group
+		acc := growTo(&sc.acc, rows*hd)
+		mx := growTo(&sc.mx, rows)
+		sum := growTo(&sc.sum, rows)
+		scores := growTo(&sc.scores, keyTile)
 		var kb, vb []float32
 		if kv.k == nil {
-			kb, vb = make([]float32, keyTile*hd), make([]float32, keyTile*hd)
+			kb, vb = growTo(&sc.kb, keyTile*hd), growTo(&sc.vb, keyTile*hd)
 		}
 		for w := lo; w < hi; w++ {
 			g, tile := w/tiles, w%tiles
@@ -177,6 +180,24 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 			}
 		}
 	})
+}
+
+// attnScratch is the working memory of one Attend work chunk, recycled
+// so that decoding a token allocates nothing per layer.
+type attnScratch struct {
+	acc, mx, scores, kb, vb []float32
+	sum                     []float64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(attnScratch) }}
+
+// growTo returns (*b)[:n], reallocating when the capacity is short.
+func growTo[T any](b *[]T, n int) []T {
+	if cap(*b) < n {
+		*b = make([]T, n)
+	}
+	*b = (*b)[:n]
+	return *b
 }
 
 // expNeg returns e^x for x ≤ 0 in float32 to within a few ulp, and 0 below

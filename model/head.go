@@ -69,11 +69,11 @@ func Head(steps []Step, x []float32, hidden, vocab int, norm []float32, eps floa
 	if len(rows) == 0 {
 		return nil
 	}
-	xn := growBuf(normBuf, len(rows)*hidden)
+	xn := growTo(normBuf, len(rows)*hidden)
 	for i, row := range rows {
 		ops.RMSNorm(xn[i*hidden:(i+1)*hidden], x[row*hidden:(row+1)*hidden], norm, eps)
 	}
-	lg := growBuf(outBuf, len(rows)*vocab)
+	lg := growTo(outBuf, len(rows)*vocab)
 	if err := project(lg, xn, len(rows)); err != nil {
 		return err
 	}
@@ -90,12 +90,4 @@ func Head(steps []Step, x []float32, hidden, vocab int, norm []float32, eps floa
 		i += k
 	}
 	return nil
-}
-
-func growBuf(b *[]float32, n int) []float32 {
-	if cap(*b) < n {
-		*b = make([]float32, n)
-	}
-	*b = (*b)[:n]
-	return *b
 }
