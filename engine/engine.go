@@ -24,6 +24,9 @@ type Engine struct {
 	// Batch is the most prompt tokens sent through the model at once
 	// (default 512): it bounds the activation memory of prefill.
 	Batch int
+	// Sampling are the default sampler settings: the model's own, where
+	// the file declares them (model.Sampling), else sample.DefaultParams.
+	Sampling sample.Params
 }
 
 // Params control one generation.
@@ -43,6 +46,15 @@ type Result struct {
 	PromptTokens int
 	PromptTime   time.Duration
 	GenTime      time.Duration
+}
+
+// Defaults returns the engine's default sampler settings: Sampling, or
+// sample.DefaultParams when Sampling is unset.
+func (e *Engine) Defaults() sample.Params {
+	if e.Sampling == (sample.Params{}) {
+		return sample.DefaultParams()
+	}
+	return e.Sampling
 }
 
 // PromptTPS and GenTPS are tokens per second of prefill and generation.

@@ -258,8 +258,9 @@ type genParams struct {
 
 // params validates the sampling fields against a context of ctx tokens.
 // defMax is the token limit when the request gives none.
-func (f *samplingFields) params(ctx, defMax int, seed func() uint64) (genParams, error) {
-	g := genParams{maxTokens: defMax, sample: sample.DefaultParams(), stop: f.Stop, ignoreEOG: f.IgnoreEOS}
+// defaults are the sampler settings a request starts from.
+func (f *samplingFields) params(ctx, defMax int, defaults sample.Params, seed func() uint64) (genParams, error) {
+	g := genParams{maxTokens: defMax, sample: defaults, stop: f.Stop, ignoreEOG: f.IgnoreEOS}
 	if f.N != nil && *f.N != 1 {
 		return g, badRequest("n", "only n=1 is supported")
 	}

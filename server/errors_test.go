@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"trit/sample"
 )
 
 func TestBadInput(t *testing.T) {
@@ -130,7 +131,7 @@ func FuzzChatRequest(f *testing.F) {
 				t.Fatalf("toChat error %T", err)
 			}
 		}
-		if _, err := req.params(4096, 16, func() uint64 { return 1 }); err != nil {
+		if _, err := req.params(4096, 16, sample.DefaultParams(), func() uint64 { return 1 }); err != nil {
 			if _, ok := err.(*APIError); !ok {
 				t.Fatalf("params error %T", err)
 			}

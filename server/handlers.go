@@ -265,7 +265,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, err)
 		return
 	}
-	p, err := req.params(b.ctx, max(1, b.ctx-len(ids)), randomSeed)
+	p, err := req.params(b.ctx, max(1, b.ctx-len(ids)), b.Engine.Defaults(), randomSeed)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -574,7 +574,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 		writeError(w, err)
 		return
 	}
-	p, err := req.params(b.ctx, defaultCompletionTokens, randomSeed)
+	p, err := req.params(b.ctx, defaultCompletionTokens, b.Engine.Defaults(), randomSeed)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -148,7 +148,7 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 			}
 		}()
 		rp := &chat.ReasoningParser{StartInReasoning: strings.HasSuffix(prompt, "<think>\n")}
-		res, err := l.eng.Generate(ctx, st, fresh, engine.Params{MaxTokens: n, Sample: sf.params()}, func(s string) error {
+		res, err := l.eng.Generate(ctx, st, fresh, engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng)}, func(s string) error {
 			show(rp.Write(s))
 			return nil
 		})

@@ -87,7 +87,8 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 		mod.Close()
 		return nil, err
 	}
-	eng := &engine.Engine{Model: mod, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: m.batch}
+	eng := &engine.Engine{Model: mod, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: m.batch,
+		Sampling: model.Sampling(f, sample.DefaultParams())}
 	info := mod.Info()
 	fmt.Fprintf(stderr, "trit: %s model, %d layers, hidden %d, vocab %d, %s of weights; loaded in %v\n",
 		info.Arch, info.Layers, info.Hidden, info.Vocab, humanBytes(info.WeightBytes), time.Since(t0).Round(time.Millisecond))
@@ -159,9 +160,9 @@ type sampleFlags struct {
 func (s *sampleFlags) register(fs *flag.FlagSet) {
 	d := sample.DefaultParams()
 	s.p = d
-	fs.Func("temp", fmt.Sprintf("temperature; 0 is greedy (default %g)", d.Temperature), floatSetter(&s.p.Temperature))
-	fs.IntVar(&s.p.TopK, "top-k", d.TopK, "top-k sampling (0: off)")
-	fs.Func("top-p", fmt.Sprintf("top-p (nucleus) sampling (default %g; 1: off)", d.TopP), floatSetter(&s.p.TopP))
+	fs.Func("temp", fmt.Sprintf("temperature; 0 is greedy (default: the model's, else %g)", d.Temperature), floatSetter(&s.p.Temperature))
+	fs.IntVar(&s.p.TopK, "top-k", d.TopK, "top-k sampling (0: off; default: the model's, else 20)")
+	fs.Func("top-p", fmt.Sprintf("top-p (nucleus) sampling (1: off; default: the model's, else %g)", d.TopP), floatSetter(&s.p.TopP))
 	fs.Func("min-p", "min-p sampling (default 0: off)", floatSetter(&s.p.MinP))
 	fs.Func("repeat-penalty", "penalty for repeated tokens (default 1: off)", floatSetter(&s.p.RepeatPenalty))
 	fs.IntVar(&s.p.RepeatLastN, "repeat-last-n", 64, "tokens considered by the penalties")
@@ -171,8 +172,25 @@ func (s *sampleFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&s.seed, "seed", -1, "same as -s")
 }
 
-func (s *sampleFlags) params() sample.Params {
-	p := s.p
+// params returns the sampler settings: the flags given on the command
+// line over the model's defaults (engine.Defaults).
+func (s *sampleFlags) params(fs *flag.FlagSet, eng *engine.Engine) sample.Params {
+	p := eng.Defaults()
+	apply := map[string]func(){
+		"temp":              func() { p.Temperature = s.p.Temperature },
+		"top-k":             func() { p.TopK = s.p.TopK },
+		"top-p":             func() { p.TopP = s.p.TopP },
+		"min-p":             func() { p.MinP = s.p.MinP },
+		"repeat-penalty":    func() { p.RepeatPenalty = s.p.RepeatPenalty },
+		"repeat-last-n":     func() { p.RepeatLastN = s.p.RepeatLastN },
+		"presence-penalty":  func() { p.PresencePenalty = s.p.PresencePenalty },
+		"frequency-penalty": func() { p.FrequencyPenalty = s.p.FrequencyPenalty },
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if a := apply[f.Name]; a != nil {
+			a()
+		}
+	})
 	if s.seed < 0 {
 		p.Seed = uint64(time.Now().UnixNano())
 	} else {

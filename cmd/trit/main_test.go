@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"trit/gguf"
 	"trit/internal/testdata"
 	"trit/model"
+	"trit/model/demo"
 )
 
 func trit(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -147,5 +149,47 @@ func TestConvertUsage(t *testing.T) {
 	}
 	if code, _, _ := trit(t, "convert", "llama2c", "/no/model.bin", "/no/tok.bin", filepath.Join(t.TempDir(), "x.gguf")); code != 1 {
 		t.Errorf("code %d, want 1", code)
+	}
+}
+
+// A model that declares general.sampling.temp = 0 decodes greedily unless
+// --temp says otherwise: two runs with different seeds agree.
+func TestModelSamplingDefaults(t *testing.T) {
+	f, err := demo.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := gguf.NewWriter()
+	for _, kv := range f.KV {
+		if err := w.AddKV(kv.Key, kv.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.AddKV("general.sampling.temp", gguf.Float32(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range f.Tensors {
+		data, err := tn.Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddTensor(tn.Name, tn.Format, tn.Dims, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "greedy.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	_, a, _ := trit(t, "run", "-m", path, "-n", "24", "-s", "1", "Hello")
+	_, b, _ := trit(t, "run", "-m", path, "-n", "24", "-s", "2", "Hello")
+	if a != b {
+		t.Errorf("the model's temperature 0 was not applied: %q vs %q", a, b)
+	}
+	_, c, _ := trit(t, "run", "-m", path, "-n", "24", "-s", "1", "--temp", "1.5", "Hello")
+	_, d, _ := trit(t, "run", "-m", path, "-n", "24", "-s", "2", "--temp", "1.5", "Hello")
+	if c == d {
+		t.Errorf("--temp 1.5 did not override the model's default: both %q", c)
 	}
 }

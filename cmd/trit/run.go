@@ -71,7 +71,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprint(stdout, prompt)
-	res, err := l.eng.Generate(ctx, st, ids, engine.Params{MaxTokens: n, Sample: sf.params(), Stop: stops, IgnoreEOG: ignoreEOS},
+	res, err := l.eng.Generate(ctx, st, ids, engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng), Stop: stops, IgnoreEOG: ignoreEOS},
 		func(s string) error { _, err := io.WriteString(stdout, s); return err })
 	fmt.Fprintln(stdout)
 	if err != nil {
