@@ -91,3 +91,13 @@ func Head(steps []Step, x []float32, hidden, vocab int, norm []float32, eps floa
 	}
 	return nil
 }
+
+// CommonPrefix returns the length of the longest common prefix of two
+// token sequences: how much of a cached sequence a new prompt can reuse.
+func CommonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

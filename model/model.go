@@ -58,6 +58,10 @@ type State interface {
 	// Clone returns an independent copy (snapshot) of the state: restoring
 	// is using the copy. Prefix caching and speculative decoding need it.
 	Clone() State
+	// Truncate drops every position from n on, keeping the first n, and
+	// reports whether it could: attention caches can go back to any n ≤ Pos,
+	// recurrent states only to Pos (nothing to drop) or 0 (Reset).
+	Truncate(n int) bool
 }
 
 // Info describes a loaded model.
@@ -68,6 +72,9 @@ type Info struct {
 	Hidden      int
 	Layers      int
 	ContextLen  int   // the model's trained context
+	// Recurrent is set when the state folds positions into a recurrent
+	// state, so State.Truncate can only keep all positions or none.
+	Recurrent bool
 	Params      int64 // parameters in the file's tensors
 	WeightBytes int64 // bytes of tensor data
 	// Types counts weight bytes per tensor format name.

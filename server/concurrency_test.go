@@ -130,6 +130,21 @@ func TestPrefixReuse(t *testing.T) {
 	if r2.Timings == nil || r2.Timings.CacheN != len(first)+n-1 || r2.Timings.PromptN != r2.Usage.PromptTokens-r2.Timings.CacheN {
 		t.Errorf("timings %+v usage %+v", r2.Timings, r2.Usage)
 	}
+	// A prompt that shares only the first turn's prompt keeps that much
+	// of the cache (the attention cache is truncated to it).
+	third := first + " Something else entirely."
+	code, body = ts.post(t, "/v1/completions", fmt.Sprintf(`{"prompt":%q,"max_tokens":%d,"temperature":0}`, third, n))
+	if code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	var r3 completionResponse
+	json.Unmarshal([]byte(body), &r3)
+	if want := greedy(t, ref, third, n); r3.Choices[0].Text != want {
+		t.Errorf("third request %q, want %q", r3.Choices[0].Text, want)
+	}
+	if r3.Timings == nil || r3.Timings.CacheN != len(first) {
+		t.Errorf("third request reused %+v, want cache_n %d", r3.Timings, len(first))
+	}
 }
 
 // startStream posts a streaming chat request and returns the response

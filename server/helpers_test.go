@@ -187,6 +187,13 @@ func (s *scriptState) Pos() int                { return len(s.toks) }
 func (s *scriptState) Cap() int                { return s.cap }
 func (s *scriptState) Reset()                  { s.toks = s.toks[:0] }
 func (s *scriptState) Bytes() map[string]int64 { return map[string]int64{} }
+func (s *scriptState) Truncate(n int) bool {
+	if n < 0 || n > len(s.toks) {
+		return false
+	}
+	s.toks = s.toks[:n]
+	return true
+}
 func (s *scriptState) Clone() model.State {
 	return &scriptState{toks: slices.Clone(s.toks), cap: s.cap}
 }

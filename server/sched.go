@@ -224,9 +224,12 @@ func (s *sched) admit() {
 			kept = append(kept, j)
 			continue
 		}
-		if reuse == 0 && len(sl.cached) > 0 {
-			sl.state.Reset()
-			sl.cached = sl.cached[:0]
+		if reuse < len(sl.cached) {
+			if !sl.state.Truncate(reuse) {
+				sl.state.Reset()
+				reuse = 0
+			}
+			sl.cached = sl.cached[:reuse]
 		}
 		sl.job, j.slot = j, sl
 		j.fed, j.cacheN = reuse, reuse
@@ -235,7 +238,7 @@ func (s *sched) admit() {
 		for _, t := range j.prompt {
 			j.smp.Accept(t)
 		}
-		j.dec = s.eng.Tok.NewDecoder()
+		j.dec = s.eng.Tok.NewDecoderAfter(j.prompt[len(j.prompt)-1])
 		j.stop = sample.NewStopMatcher(j.p.stop...)
 		if j.p.json {
 			j.js = new(jsonObject)
@@ -249,8 +252,9 @@ func (s *sched) admit() {
 }
 
 // pick returns the free slot to use for prompt and how many of its cached
-// tokens can stay: the cache must be a proper prefix of the prompt, since
-// at least one prompt token must run to produce logits.
+// tokens can stay: the longest common prefix of the cache and the prompt
+// that the slot's state can be truncated to, short of the whole prompt,
+// since at least one prompt token must run to produce logits.
 func (s *sched) pick(prompt []int) (*slot, int) {
 	var best *slot
 	bestReuse := -1
@@ -258,9 +262,9 @@ func (s *sched) pick(prompt []int) (*slot, int) {
 		if sl.job != nil {
 			continue
 		}
-		reuse := 0
-		if n := len(sl.cached); n < len(prompt) && slices.Equal(sl.cached, prompt[:n]) {
-			reuse = n
+		reuse := model.CommonPrefix(sl.cached, prompt[:len(prompt)-1])
+		if reuse < len(sl.cached) && s.eng.Model.Info().Recurrent {
+			reuse = 0 // a recurrent state cannot go back to the common prefix
 		}
 		if reuse > bestReuse || (reuse == bestReuse && len(sl.cached) < len(best.cached)) {
 			best, bestReuse = sl, reuse

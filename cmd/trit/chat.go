@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 
 	"trit/chat"
 	"trit/engine"
+	"trit/model"
 	"trit/tokenizer"
 )
 
@@ -123,15 +123,16 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 			return fmt.Errorf("chat template: %w", err)
 		}
 		ids := l.eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
-		// Reuse the cached prefix when the new prompt extends it; otherwise
-		// start the state afresh.
-		fresh := ids
-		if len(cached) < len(ids) && slices.Equal(cached, ids[:len(cached)]) {
-			fresh = ids[len(cached):]
-		} else {
+		// Keep the cached positions the new prompt shares (the template
+		// may rewrite earlier turns, e.g. drop their reasoning); at least
+		// one prompt token must run to produce logits.
+		keep := model.CommonPrefix(cached, ids[:len(ids)-1])
+		if !st.Truncate(keep) {
 			st.Reset()
-			cached = nil
+			keep = 0
 		}
+		cached = cached[:keep]
+		fresh := ids[keep:]
 		show := func(reasoning, content string) {
 			if reasoning != "" {
 				fmt.Fprint(stdout, "\x1b[2m"+reasoning+"\x1b[0m") // dim: thinking

@@ -194,6 +194,14 @@ func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": n}
 }
 
+func (s *state) Truncate(n int) bool {
+	if n < 0 || n > s.pos {
+		return false
+	}
+	s.pos = n
+	return true
+}
+
 func (s *state) Clone() model.State {
 	c := *s
 	c.kv = make([]model.KV, len(s.kv))

@@ -196,3 +196,28 @@ func TestForwardErrors(t *testing.T) {
 		t.Error("NewState(0): no error")
 	}
 }
+
+// A recurrent state can only keep everything or nothing.
+func TestTruncateRecurrent(t *testing.T) {
+	c := smallSynth()
+	m := load(t, c.write(t, t.TempDir()))
+	st, err := m.NewState(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Forward([]model.Step{{State: st, Tokens: tokens(5, c.vocab, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if st.Truncate(3) || st.Pos() != 5 {
+		t.Errorf("Truncate(3) of a recurrent state succeeded (pos %d)", st.Pos())
+	}
+	if !st.Truncate(5) || st.Pos() != 5 {
+		t.Error("Truncate(Pos) failed")
+	}
+	if !st.Truncate(0) || st.Pos() != 0 {
+		t.Error("Truncate(0) failed")
+	}
+	if !m.Info().Recurrent {
+		t.Error("Info().Recurrent is false")
+	}
+}

@@ -258,6 +258,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		Hidden:     m.hidden,
 		Layers:     main,
 		ContextLen: w.Uint("context_length", 4096),
+		Recurrent:  true,
 	}
 	w.Summary(&m.info)
 	if decl != nil {

@@ -48,6 +48,19 @@ func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": kv, "recurrent": rec}
 }
 
+// Truncate can only keep everything or nothing: the recurrent state has
+// folded every position in.
+func (s *state) Truncate(n int) bool {
+	switch n {
+	case s.pos:
+		return true
+	case 0:
+		s.Reset()
+		return true
+	}
+	return false
+}
+
 func (s *state) Clone() model.State {
 	c := *s
 	c.kv = make([]model.KV, len(s.kv))
