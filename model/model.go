@@ -66,15 +66,15 @@ type State interface {
 
 // Info describes a loaded model.
 type Info struct {
-	Arch        string
-	Name        string
-	Vocab       int // logits per token
-	Hidden      int
-	Layers      int
-	ContextLen  int   // the model's trained context
+	Arch       string
+	Name       string
+	Vocab      int // logits per token
+	Hidden     int
+	Layers     int
+	ContextLen int // the model's trained context
 	// Recurrent is set when the state folds positions into a recurrent
 	// state, so State.Truncate can only keep all positions or none.
-	Recurrent bool
+	Recurrent   bool
 	Params      int64 // parameters in the file's tensors
 	WeightBytes int64 // bytes of tensor data
 	// Types counts weight bytes per tensor format name.
