@@ -85,32 +85,48 @@ func benchTiers(b *testing.B, fn func(b *testing.B, p *Pool)) {
 	}
 }
 
+// headFormats are the formats llama-quantize keeps token embeddings and
+// the LM head in; headShape is the Bonsai 1.7B head, the largest matrix
+// read per token.
+var (
+	headFormats = []*quant.Format{quant.Q8_0, quant.Q6_K}
+	headShape   = benchShape{"1.7B-2048x151936", 2048, 151936}
+)
+
 // BenchmarkMatVec reports weight bytes streamed per second for decode
-// (n = 1) at real shapes.
+// (n = 1) at real shapes: the ternary formats at matvecShapes and the
+// head formats at headShape.
 func BenchmarkMatVec(b *testing.B) {
 	for _, sh := range matvecShapes {
 		for _, f := range benchFormats {
-			var w *Matrix
-			b.Run(f.Name+"/"+sh.name, func(b *testing.B) {
-				benchTiers(b, func(b *testing.B, p *Pool) {
-					if w == nil {
-						w = benchMatrix(f, sh.rows, sh.cols)
-					}
-					x := randActs(1, sh.cols, rand.New(rand.NewPCG(1, 1)))
-					dst := make([]float32, sh.rows)
-					var a Acts
-					p.Quantize(&a, x, 1, sh.cols)
-					p.MatMulActs(dst, w, &a)
-					b.SetBytes(int64(len(w.Data)))
-					b.ResetTimer()
-					for b.Loop() {
-						p.MatMul(dst, w, x, 1)
-					}
-				})
-			})
-			w = nil
+			benchMatVec(b, f, sh)
 		}
 	}
+	for _, f := range headFormats {
+		benchMatVec(b, f, headShape)
+	}
+}
+
+// benchMatVec is BenchmarkMatVec for one format and shape.
+func benchMatVec(b *testing.B, f *quant.Format, sh benchShape) {
+	var w *Matrix
+	b.Run(f.Name+"/"+sh.name, func(b *testing.B) {
+		benchTiers(b, func(b *testing.B, p *Pool) {
+			if w == nil {
+				w = benchMatrix(f, sh.rows, sh.cols)
+			}
+			x := randActs(1, sh.cols, rand.New(rand.NewPCG(1, 1)))
+			dst := make([]float32, sh.rows)
+			var a Acts
+			p.Quantize(&a, x, 1, sh.cols)
+			p.MatMulActs(dst, w, &a)
+			b.SetBytes(int64(len(w.Data)))
+			b.ResetTimer()
+			for b.Loop() {
+				p.MatMul(dst, w, x, 1)
+			}
+		})
+	})
 }
 
 // BenchmarkMatMul reports GOP/s (2·rows·cols·N per product) for prefill
