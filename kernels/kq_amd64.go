@@ -6,7 +6,10 @@ import "trit/quant"
 
 // The Q8_0 and Q6_K kernels (kq_amd64.s) read the natural int8 layout of
 // one activation row (q) and its per-32 scales (d). Q6_K's per-16 int8
-// scales fit VPMADDWD, not VPDPBUSD, so its AVX2 kernel serves both tiers.
+// scales fit VPMADDWD, not VPDPBUSD, so its AVX2 kernel serves both tiers
+// (pick falls back to it): the same steps on 64-byte registers, two
+// sub-block groups at a time, measured 13 % slower on this Zen 4 (16.9
+// against 19.5 GB/s, one thread, 2048×151936).
 
 //go:noescape
 func q8AVX2(w *byte, nb int, q *int8, d *float32) float32
