@@ -57,8 +57,10 @@ func (e *Engine) Defaults() sample.Params {
 	return e.Sampling
 }
 
-// PromptTPS and GenTPS are tokens per second of prefill and generation.
+// PromptTPS is the prefill speed in tokens per second.
 func (r *Result) PromptTPS() float64 { return rate(r.PromptTokens, r.PromptTime) }
+
+// GenTPS is the generation speed in tokens per second.
 func (r *Result) GenTPS() float64 {
 	// The first generated token comes out of prefill: count the others.
 	n := len(r.Tokens) - 1

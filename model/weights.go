@@ -23,8 +23,10 @@ type Linear struct {
 	exact bool
 }
 
-// In and Out are the input and output widths.
-func (l *Linear) In() int  { return l.M.Cols }
+// In is the input width (GGUF ne[0]).
+func (l *Linear) In() int { return l.M.Cols }
+
+// Out is the output width.
 func (l *Linear) Out() int { return l.M.Rows }
 
 // Forward computes dst[i*Out+r] = Σ_k W[r,k]·x[i*In+k] for n rows of x.
