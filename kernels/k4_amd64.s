@@ -1,0 +1,207 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "consts_amd64.h"
+
+// Constants of the Q4_0 and Q4_K kernels: the nibble mask, Q4_0's offset 8
+// in every byte, and per Q4_K sub-block j the VPSHUFB control that spreads
+// int16 scale j over every word of both 128-bit lanes.
+
+DATA k4m0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k4m0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k4m0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k4m0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL k4m0f<>(SB), RODATA|NOPTR, $32
+
+DATA k4b8<>+0(SB)/8, $0x0808080808080808
+DATA k4b8<>+8(SB)/8, $0x0808080808080808
+DATA k4b8<>+16(SB)/8, $0x0808080808080808
+DATA k4b8<>+24(SB)/8, $0x0808080808080808
+GLOBL k4b8<>(SB), RODATA|NOPTR, $32
+
+DATA k4shuf<>+0(SB)/8, $0x0100010001000100
+DATA k4shuf<>+8(SB)/8, $0x0100010001000100
+DATA k4shuf<>+16(SB)/8, $0x0100010001000100
+DATA k4shuf<>+24(SB)/8, $0x0100010001000100
+DATA k4shuf<>+32(SB)/8, $0x0302030203020302
+DATA k4shuf<>+40(SB)/8, $0x0302030203020302
+DATA k4shuf<>+48(SB)/8, $0x0302030203020302
+DATA k4shuf<>+56(SB)/8, $0x0302030203020302
+DATA k4shuf<>+64(SB)/8, $0x0504050405040504
+DATA k4shuf<>+72(SB)/8, $0x0504050405040504
+DATA k4shuf<>+80(SB)/8, $0x0504050405040504
+DATA k4shuf<>+88(SB)/8, $0x0504050405040504
+DATA k4shuf<>+96(SB)/8, $0x0706070607060706
+DATA k4shuf<>+104(SB)/8, $0x0706070607060706
+DATA k4shuf<>+112(SB)/8, $0x0706070607060706
+DATA k4shuf<>+120(SB)/8, $0x0706070607060706
+DATA k4shuf<>+128(SB)/8, $0x0908090809080908
+DATA k4shuf<>+136(SB)/8, $0x0908090809080908
+DATA k4shuf<>+144(SB)/8, $0x0908090809080908
+DATA k4shuf<>+152(SB)/8, $0x0908090809080908
+DATA k4shuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k4shuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k4shuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
+
+// Horizontal sum of Y0 into X0.
+#define K4HSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVHLPS X0, X1, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS  X1, X0, X0
+
+// func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
+//
+// Codes c−8 ∈ [−8, 7] become |c−8| and the activations take their sign, as
+// in Q8_0's kernel, so VPMADDUBSW sees an unsigned and a signed operand.
+TEXT ·q40AVX2(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ d+24(FP), R9
+	VMOVDQU k4m0f<>(SB), Y15
+	VMOVDQU k4b8<>(SB), Y14
+	VMOVDQU ones16<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+	TESTQ   CX, CX
+	JZ      q40_done
+q40_block:
+	// Low nibbles are elements 0..15, high nibbles 16..31.
+	VMOVDQU 2(SI), X2
+	VPSRLW  $4, X2, X3
+	VINSERTI128 $1, X3, Y2, Y2
+	VPAND   Y15, Y2, Y2
+	VPSUBB  Y14, Y2, Y2
+	VPABSB  Y2, Y3
+	VMOVDQU (DI), Y4
+	VPSIGNB Y2, Y4, Y4
+	VPMADDUBSW Y4, Y3, Y5
+	VPMADDWD   Y13, Y5, Y5
+	VCVTDQ2PS Y5, Y5
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS X6, Y6
+	VBROADCASTSS (R9), Y7
+	VMULPS Y7, Y6, Y6
+	VFMADD231PS Y6, Y5, Y0
+	ADDQ $18, SI
+	ADDQ $32, DI
+	ADDQ $4, R9
+	DECQ CX
+	JNZ  q40_block
+q40_done:
+	K4HSUM
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET
+
+// Q4_K sub-blocks 2c (low nibbles of qs[32c:32c+32]) and 2c+1 (high
+// nibbles): Σ sc·c·q in int32 lanes added to Y1. Y7 holds the eight int16
+// scales in both lanes; the VPMADDUBSW pair sums (≤ 2·15·127) times a 6-bit
+// scale fit VPMADDWD's int32 lanes.
+#define Q4KSUB(c) \
+	VMOVDQU (16+32*c)(SI), Y2 \
+	VPAND   Y15, Y2, Y3 \
+	VPSRLW  $4, Y2, Y2 \
+	VPAND   Y15, Y2, Y2 \
+	VPMADDUBSW (64*c)(DI), Y3, Y3 \
+	VPMADDUBSW (64*c+32)(DI), Y2, Y2 \
+	VMOVDQU k4shuf<>+(64*c)(SB), Y6 \
+	VPSHUFB Y6, Y7, Y6 \
+	VPMADDWD Y6, Y3, Y3 \
+	VMOVDQU k4shuf<>+(64*c+32)(SB), Y6 \
+	VPSHUFB Y6, Y7, Y6 \
+	VPMADDWD Y6, Y2, Y2 \
+	VPADDD Y3, Y1, Y1 \
+	VPADDD Y2, Y1, Y1
+
+// func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
+//
+// d and s hold one scale and one sum Σq per 32 activations (Q8_K's scale
+// replicated); the kernel reads the first scale of each 256-block. A block
+// adds d_a·(d·Σ sc_j·Σc·q − dmin·Σ m_j·s_j) over its sub-blocks j.
+TEXT ·q4kAVX2(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ d+24(FP), R9
+	MOVQ s+32(FP), R8
+	VMOVDQU k4m0f<>(SB), Y15
+	VXORPS  Y0, Y0, Y0
+	TESTQ   CX, CX
+	JZ      q4k_done
+q4k_block:
+	// The 12 scale bytes as three words u0, u1, u2 (formats.md §6b):
+	// sc0..3 = u0&63, m0..3 = u1&63, sc4..7 = u2&15 | u0>>6<<4 and
+	// m4..7 = u2>>4 | u1>>6<<4, bytewise.
+	MOVL 4(SI), AX
+	MOVL 8(SI), BX
+	MOVL 12(SI), DX
+	MOVL AX, R10
+	ANDL $0x3f3f3f3f, R10
+	MOVL AX, R11
+	SHRL $6, R11
+	ANDL $0x03030303, R11
+	SHLL $4, R11
+	MOVL DX, R12
+	ANDL $0x0f0f0f0f, R12
+	ORL  R12, R11
+	SHLQ $32, R11
+	ORQ  R11, R10
+	MOVL BX, R11
+	ANDL $0x3f3f3f3f, R11
+	MOVL BX, R12
+	SHRL $6, R12
+	ANDL $0x03030303, R12
+	SHLL $4, R12
+	MOVL DX, R13
+	SHRL $4, R13
+	ANDL $0x0f0f0f0f, R13
+	ORL  R13, R12
+	SHLQ $32, R12
+	ORQ  R12, R11
+	VMOVQ R10, X7
+	VPMOVZXBW X7, X7
+	VPERMQ $0x44, Y7, Y7
+	// Σ m_j·s_j per lane: ≤ 63·32·127, exact in int32 and float32.
+	VMOVQ R11, X8
+	VPMOVZXBD X8, Y8
+	VPMULLD (R8), Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VPXOR Y1, Y1, Y1
+	Q4KSUB(0)
+	Q4KSUB(1)
+	Q4KSUB(2)
+	Q4KSUB(3)
+	VCVTDQ2PS Y1, Y1
+	VBROADCASTSS (R9), Y10
+	VPBROADCASTW (SI), X6
+	VCVTPH2PS X6, Y6
+	VMULPS Y10, Y6, Y6
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS X9, Y9
+	VMULPS Y10, Y9, Y9
+	VFMADD231PS  Y6, Y1, Y0
+	VFNMADD231PS Y9, Y8, Y0
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R9
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q4k_block
+q4k_done:
+	K4HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
