@@ -2,15 +2,32 @@
 
 package kernels
 
-import "trit/quant"
+import (
+	"encoding/binary"
+	"math"
+
+	"trit/half"
+	"trit/quant"
+)
 
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
 // one activation row like the Q8_0 and Q6_K kernels. Neither format's
 // scales fit VPDPBUSD better than VPMADDUBSW+VPMADDWD, so the AVX2 kernels
-// serve the AVX-512 tier too (pick falls back to them).
+// serve the AVX-512 tier too (pick falls back to them). The float kernels
+// (F32, F16 via F16C, BF16) are bandwidth-bound FMA loops, for which
+// 256-bit vectors already suffice.
 
 //go:noescape
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
+
+//go:noescape
+func f32AVX2(w *byte, x *float32, n int) float32
+
+//go:noescape
+func f16AVX2(w *byte, x *float32, n int) float32
+
+//go:noescape
+func bf16AVX2(w *byte, x *float32, n int) float32
 
 //go:noescape
 func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
@@ -18,6 +35,9 @@ func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
+	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
+	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
+	kernelTable[quant.BF16].dot[tierAVX2] = dotBF16AVX2
 }
 
 func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
@@ -28,4 +48,49 @@ func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
 func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {
 	q, d := natRow(a, actQ8_K, i)
 	return q4kAVX2(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
+}
+
+// floatDot runs kernel k over the whole multiples of 8 of row i and adds
+// the last up to 7 products in Go; size is the bytes per weight.
+func floatDot(k func(*byte, *float32, int) float32, size int, w []byte, a *Acts, i int, tail func([]byte, []float32) float32) float32 {
+	x := floatRow(a, i)
+	m := len(x) &^ 7
+	var s float32
+	if m > 0 {
+		s = k(&w[0], &x[0], m)
+	}
+	if m < len(x) {
+		s += tail(w[m*size:], x[m:])
+	}
+	return s
+}
+
+func dotF32AVX2(w []byte, a *Acts, i int) float32 {
+	return floatDot(f32AVX2, 4, w, a, i, func(w []byte, x []float32) float32 {
+		var s float32
+		for j, v := range x {
+			s += math.Float32frombits(binary.LittleEndian.Uint32(w[4*j:])) * v
+		}
+		return s
+	})
+}
+
+func dotF16AVX2(w []byte, a *Acts, i int) float32 {
+	return floatDot(f16AVX2, 2, w, a, i, func(w []byte, x []float32) float32 {
+		var s float32
+		for j, v := range x {
+			s += half.ToFloat32(binary.LittleEndian.Uint16(w[2*j:])) * v
+		}
+		return s
+	})
+}
+
+func dotBF16AVX2(w []byte, a *Acts, i int) float32 {
+	return floatDot(bf16AVX2, 2, w, a, i, func(w []byte, x []float32) float32 {
+		var s float32
+		for j, v := range x {
+			s += math.Float32frombits(uint32(binary.LittleEndian.Uint16(w[2*j:]))<<16) * v
+		}
+		return s
+	})
 }

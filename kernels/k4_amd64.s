@@ -205,3 +205,66 @@ q4k_done:
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
+
+// Float matvec: Σ w·x over n elements (n a multiple of 8) in four chains
+// of eight lanes, 32 elements per step, then eight at a time. LOAD(off, r)
+// converts eight weights at off(SI) to float32 in r; step is the bytes of
+// eight weights.
+#define FDOT(name, LOAD, step) \
+TEXT name(SB), NOSPLIT, $0-28 \
+	MOVQ w+0(FP), SI \
+	MOVQ x+8(FP), DI \
+	MOVQ n+16(FP), CX \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	CMPQ CX, $32 \
+	JLT  tail8 \
+loop32: \
+	LOAD(0, Y4) \
+	LOAD(step, Y5) \
+	LOAD(2*step, Y6) \
+	LOAD(3*step, Y7) \
+	VFMADD231PS (DI), Y4, Y0 \
+	VFMADD231PS 32(DI), Y5, Y1 \
+	VFMADD231PS 64(DI), Y6, Y2 \
+	VFMADD231PS 96(DI), Y7, Y3 \
+	ADDQ $(4*step), SI \
+	ADDQ $128, DI \
+	SUBQ $32, CX \
+	CMPQ CX, $32 \
+	JGE  loop32 \
+tail8: \
+	TESTQ CX, CX \
+	JZ    done \
+loop8: \
+	LOAD(0, Y4) \
+	VFMADD231PS (DI), Y4, Y0 \
+	ADDQ $step, SI \
+	ADDQ $32, DI \
+	SUBQ $8, CX \
+	JNZ  loop8 \
+done: \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	K4HSUM \
+	VZEROUPPER \
+	MOVSS X0, ret+24(FP) \
+	RET
+
+#define LOADF32(off, r) VMOVUPS off(SI), r
+#define LOADF16(off, r) VCVTPH2PS off(SI), r
+#define LOADBF16(off, r) \
+	VPMOVZXWD off(SI), r \
+	VPSLLD    $16, r, r
+
+// func f32AVX2(w *byte, x *float32, n int) float32
+FDOT(·f32AVX2, LOADF32, 32)
+
+// func f16AVX2(w *byte, x *float32, n int) float32
+FDOT(·f16AVX2, LOADF16, 16)
+
+// func bf16AVX2(w *byte, x *float32, n int) float32
+FDOT(·bf16AVX2, LOADBF16, 16)
