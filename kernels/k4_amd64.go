@@ -13,15 +13,15 @@ import (
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
 // one activation row like the Q8_0 and Q6_K kernels. Neither format's
 // scales fit VPDPBUSD better than VPMADDUBSW+VPMADDWD, so the AVX2 kernels
-// serve the AVX-512 tier too (pick falls back to them). The float kernels
-// (F32, F16 via F16C, BF16) are bandwidth-bound FMA loops, for which
-// 256-bit vectors already suffice.
+// serve the AVX-512 tier too (pick falls back to them). The F16 (F16C) and
+// BF16 kernels are bandwidth-bound FMA loops, for which 256-bit vectors
+// suffice; F32's keeps the generic kernel's order (see f32AVX2).
 
 //go:noescape
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
 
 //go:noescape
-func f32AVX2(w *byte, x *float32, n int) float32
+func f32AVX2(w *byte, x *float32, n int, s *[4]float32)
 
 //go:noescape
 func f16AVX2(w *byte, x *float32, n int) float32
@@ -50,7 +50,7 @@ func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {
 	return q4kAVX2(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
 }
 
-// floatDot runs kernel k over the whole multiples of 8 of row i and adds
+// floatDot runs the F16 or BF16 kernel k over the whole multiples of 8 of row i and adds
 // the last up to 7 products in Go; size is the bytes per weight.
 func floatDot(k func(*byte, *float32, int) float32, size int, w []byte, a *Acts, i int, tail func([]byte, []float32) float32) float32 {
 	x := floatRow(a, i)
@@ -66,13 +66,16 @@ func floatDot(k func(*byte, *float32, int) float32, size int, w []byte, a *Acts,
 }
 
 func dotF32AVX2(w []byte, a *Acts, i int) float32 {
-	return floatDot(f32AVX2, 4, w, a, i, func(w []byte, x []float32) float32 {
-		var s float32
-		for j, v := range x {
-			s += math.Float32frombits(binary.LittleEndian.Uint32(w[4*j:])) * v
-		}
-		return s
-	})
+	x := floatRow(a, i)
+	m := len(x) &^ 3
+	var s [4]float32
+	if m > 0 {
+		f32AVX2(&w[0], &x[0], m, &s)
+	}
+	for j := m; j < len(x); j++ {
+		s[0] += math.Float32frombits(binary.LittleEndian.Uint32(w[4*j:])) * x[j]
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
 func dotF16AVX2(w []byte, a *Acts, i int) float32 {

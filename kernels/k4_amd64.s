@@ -254,14 +254,59 @@ done: \
 	MOVSS X0, ret+24(FP) \
 	RET
 
-#define LOADF32(off, r) VMOVUPS off(SI), r
 #define LOADF16(off, r) VCVTPH2PS off(SI), r
 #define LOADBF16(off, r) \
 	VPMOVZXWD off(SI), r \
 	VPSLLD    $16, r, r
 
-// func f32AVX2(w *byte, x *float32, n int) float32
-FDOT(·f32AVX2, LOADF32, 32)
+// func f32AVX2(w *byte, x *float32, n int, s *[4]float32)
+//
+// F32 keeps the generic kernel's exact order (chain k sums the products of
+// the elements ≡ k mod 4, multiply and add rounded separately) so that
+// every tier gives bit-identical results: tests of the model compare
+// batched and sequential forward passes, whose float32 weights are small
+// matrices where the order matters more than the speed. n is a multiple of
+// 4; s receives the four chains.
+TEXT ·f32AVX2(SB), NOSPLIT, $0-32
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ s+24(FP), DX
+	VXORPS X0, X0, X0
+	CMPQ CX, $16
+	JLT  f32_tail4
+f32_loop16:
+	VMOVUPS (SI), X4
+	VMOVUPS 16(SI), X5
+	VMOVUPS 32(SI), X6
+	VMOVUPS 48(SI), X7
+	VMULPS (DI), X4, X4
+	VMULPS 16(DI), X5, X5
+	VMULPS 32(DI), X6, X6
+	VMULPS 48(DI), X7, X7
+	VADDPS X4, X0, X0
+	VADDPS X5, X0, X0
+	VADDPS X6, X0, X0
+	VADDPS X7, X0, X0
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	CMPQ CX, $16
+	JGE  f32_loop16
+f32_tail4:
+	TESTQ CX, CX
+	JZ    f32_done
+f32_loop4:
+	VMOVUPS (SI), X4
+	VMULPS  (DI), X4, X4
+	VADDPS  X4, X0, X0
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JNZ  f32_loop4
+f32_done:
+	VMOVUPS X0, (DX)
+	RET
 
 // func f16AVX2(w *byte, x *float32, n int) float32
 FDOT(·f16AVX2, LOADF16, 16)
