@@ -85,11 +85,12 @@ func benchTiers(b *testing.B, fn func(b *testing.B, p *Pool)) {
 	}
 }
 
-// headFormats are the formats llama-quantize keeps token embeddings and
-// the LM head in; headShape is the Bonsai 1.7B head, the largest matrix
-// read per token.
+// headFormats are the formats token embeddings and the LM head come in:
+// llama-quantize's Q8_0 and Q6_K, the Q4_0 and Q4_K of its smaller mixes,
+// and the unquantized F16, BF16 and F32; headShape is the Bonsai 1.7B
+// head, the largest matrix read per token.
 var (
-	headFormats = []*quant.Format{quant.Q8_0, quant.Q6_K}
+	headFormats = []*quant.Format{quant.Q8_0, quant.Q6_K, quant.Q4_0, quant.Q4_K, quant.F16, quant.BF16, quant.F32}
 	headShape   = benchShape{"1.7B-2048x151936", 2048, 151936}
 )
 
