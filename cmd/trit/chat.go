@@ -123,6 +123,9 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 			return fmt.Errorf("chat template: %w", err)
 		}
 		ids := l.eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+		if len(ids) == 0 {
+			return fmt.Errorf("chat template rendered an empty prompt")
+		}
 		// Keep the cached positions the new prompt shares (the template
 		// may rewrite earlier turns, e.g. drop their reasoning); at least
 		// one prompt token must run to produce logits.
