@@ -15,18 +15,55 @@ import "encoding/binary"
 // lutKernel is one layout's table builder and table dot product.
 type lutKernel struct {
 	elems int // activations covered by one code byte
+	// chunk is the column tile (a multiple of the weight block) whose
+	// tables, 512·chunk/elems bytes, stay in L1 while every row of a row
+	// tile reads them; a whole row's tables (2 MiB for 4096 Q2_0 columns)
+	// would miss L1 and L2 on nearly every lookup.
+	chunk int
 	// build fills lut (cols/elems·256 entries) from one int8 activation row.
 	build func(q []int8, lut []int16)
-	// dot returns the row's Σ W·x̂ given the row's tables and block data.
-	dot func(w []byte, lut []int16, d []float32, s []int32) float32
+	// dot returns sum + Σ W·x̂ over the weight blocks of w, given their
+	// tables and activation block data; sum carries the blocks before w so
+	// that a tiled row adds its blocks in the same order as an untiled one.
+	dot func(w []byte, lut []int16, d []float32, s []int32, sum float32) float32
 }
 
 var (
-	lutQ2_0    = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 4) }}
-	lutQ2_0g64 = &lutKernel{elems: 4, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32) float32 { return lutDotQ2(w, lut, d, s, 2) }}
-	lutQ1_0    = &lutKernel{elems: 8, build: buildQ1, dot: lutDotQ1}
-	lutTQ2_0   = &lutKernel{elems: 4, build: buildQ2, dot: lutDotTQ2}
+	lutQ2_0 = &lutKernel{elems: 4, chunk: 2048, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
+		return lutDotQ2(w, lut, d, s, 4, sum)
+	}}
+	lutQ2_0g64 = &lutKernel{elems: 4, chunk: 2048, build: buildQ2, dot: func(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
+		return lutDotQ2(w, lut, d, s, 2, sum)
+	}}
+	lutQ1_0  = &lutKernel{elems: 8, chunk: 4096, build: buildQ1, dot: lutDotQ1}
+	lutTQ2_0 = &lutKernel{elems: 4, chunk: 2048, build: buildQ2, dot: lutDotTQ2}
 )
+
+// lutRowTile is the number of weight rows that share one pass over the
+// column tiles: enough that streaming the tables from L2/L3 once per row
+// tile costs little next to the lookups, few enough that the row tile's
+// weights (≈ 1 MiB for 4096 Q2_0 columns) stay in cache between tiles.
+const lutRowTile = 256
+
+// rows sets dst[r] = Σ W[r]·x̂ for weight rows lo..hi-1 from the row's
+// tables lut, walking column tiles inside row tiles.
+func (lk *lutKernel) rows(dst []float32, w *Matrix, lut []int16, d []float32, s []int32, lo, hi int) {
+	f := w.Format
+	for r0 := lo; r0 < hi; r0 += lutRowTile {
+		r1 := min(hi, r0+lutRowTile)
+		out := dst[r0:r1]
+		clear(out)
+		for c := 0; c < w.Cols; c += lk.chunk {
+			e := min(w.Cols, c+lk.chunk)
+			wb, we := c/f.BlockElems*f.BlockBytes, e/f.BlockElems*f.BlockBytes
+			t := lut[c/lk.elems*256 : e/lk.elems*256]
+			dc, sc := d[c/qk:e/qk], s[c/qk:e/qk]
+			for j := range out {
+				out[j] = lk.dot(w.row(r0 + j)[wb:we], t, dc, sc, out[j])
+			}
+		}
+	}
+}
 
 // buildQ2 tables the 2-bit codes c ∈ {0..3} of a byte (element 4g+j at
 // bits 2j): entry b = Σ_j c_j(b)·q[4g+j], |entry| ≤ 3·4·127.
@@ -74,15 +111,14 @@ func buildQ1(q []int8, lut []int16) {
 
 // lutDotQ2 is the Q2_0 (kb = 4) and Q2_0_g64 (kb = 2) row product, in the
 // association of ggml's generic kernel.
-func lutDotQ2(w []byte, lut []int16, d []float32, s []int32, kb int) float32 {
+func lutDotQ2(w []byte, lut []int16, d []float32, s []int32, kb int, sum float32) float32 {
 	bb := 2 + 8*kb
-	var sum float32
 	for b, k := 0, 0; b+bb <= len(w); b += bb {
 		blk := w[b : b+bb]
 		var sumi float32
 		for j := 0; j < kb; j, k = j+1, k+1 {
-			c := blk[2+8*j : 10+8*j]
-			t := lut[2048*k : 2048*k+2048]
+			c := (*[8]byte)(blk[2+8*j:])
+			t := (*[2048]int16)(lut[2048*k:])
 			v := int32(t[c[0]]) + int32(t[256+int(c[1])]) + int32(t[512+int(c[2])]) + int32(t[768+int(c[3])]) +
 				int32(t[1024+int(c[4])]) + int32(t[1280+int(c[5])]) + int32(t[1536+int(c[6])]) + int32(t[1792+int(c[7])])
 			sumi += d[k] * float32(v-s[k])
@@ -93,14 +129,13 @@ func lutDotQ2(w []byte, lut []int16, d []float32, s []int32, kb int) float32 {
 }
 
 // lutDotQ1 is the Q1_0 row product: Σ 2·bit·q − s = Σ (±1)·q per block.
-func lutDotQ1(w []byte, lut []int16, d []float32, s []int32) float32 {
-	var sum float32
+func lutDotQ1(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
 	for b, k := 0, 0; b+18 <= len(w); b += 18 {
 		blk := w[b : b+18]
 		var sumi float32
 		for j := 0; j < 4; j, k = j+1, k+1 {
-			c := blk[2+4*j : 6+4*j]
-			t := lut[1024*k : 1024*k+1024]
+			c := (*[4]byte)(blk[2+4*j:])
+			t := (*[1024]int16)(lut[1024*k:])
 			v := int32(t[c[0]]) + int32(t[256+int(c[1])]) + int32(t[512+int(c[2])]) + int32(t[768+int(c[3])])
 			sumi += d[k] * float32(v-s[k])
 		}
@@ -113,16 +148,15 @@ func lutDotQ1(w []byte, lut []int16, d []float32, s []int32) float32 {
 // 4c+l reads bits 2l of bytes 32c..32c+31, and gathering those 2-bit codes
 // from four consecutive bytes gives exactly the Q2_0 table index of the four
 // consecutive activations they multiply.
-func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32) float32 {
+func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
 	const m2 = 0x0303030303030303
-	var sum float32
 	for b, k := 0, 0; b+66 <= len(w); b += 66 {
 		blk := w[b : b+66]
 		var sumi float32
 		for j := 0; j < 8; j, k = j+1, k+1 {
 			qs := blk[32*(j/4) : 32*(j/4)+32]
 			sh := 2 * uint(j%4)
-			t := lut[2048*k : 2048*k+2048]
+			t := (*[2048]int16)(lut[2048*k:])
 			var v int32
 			for h := range 4 {
 				x := binary.LittleEndian.Uint64(qs[8*h:]) >> sh & m2
@@ -150,9 +184,7 @@ func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel, act a
 			q, d, s := actRow(a, act, i)
 			lk.build(q, a.lut)
 			p.forGrain(rows, 8, func(lo, hi int) {
-				for r := lo; r < hi; r++ {
-					dst[i*rows+r] = lk.dot(w.row(r), a.lut, d, s)
-				}
+				lk.rows(dst[i*rows:(i+1)*rows], w, a.lut, d, s, lo, hi)
 			})
 		}
 		return
@@ -163,9 +195,7 @@ func (p *Pool) matMulLUT(dst []float32, w *Matrix, a *Acts, lk *lutKernel, act a
 		for i := lo; i < hi; i++ {
 			q, d, s := actRow(a, act, i)
 			lk.build(q, lut)
-			for r := range rows {
-				dst[i*rows+r] = lk.dot(w.row(r), lut, d, s)
-			}
+			lk.rows(dst[i*rows:(i+1)*rows], w, lut, d, s, 0, rows)
 		}
 	})
 }
