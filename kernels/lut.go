@@ -1,7 +1,5 @@
 package kernels
 
-import "encoding/binary"
-
 // The generic tier computes the positional ternary formats with lookup
 // tables built from the activations (the T-MAC idea): for every code byte
 // position g of a row, table g maps each of the 256 byte values to the
@@ -36,7 +34,7 @@ var (
 		return lutDotQ2(w, lut, d, s, 2, sum)
 	}}
 	lutQ1_0  = &lutKernel{elems: 8, chunk: 4096, build: buildQ1, dot: lutDotQ1}
-	lutTQ2_0 = &lutKernel{elems: 4, chunk: 2048, build: buildQ2, dot: lutDotTQ2}
+	lutTQ2_0 = &lutKernel{elems: 4, chunk: 2048, build: buildTQ2, dot: lutDotTQ2}
 )
 
 // lutRowTile is the number of weight rows that share one pass over the
@@ -144,29 +142,42 @@ func lutDotQ1(w []byte, lut []int16, d []float32, s []int32, sum float32) float3
 	return sum
 }
 
-// lutDotTQ2 is the TQ2_0 row product on Q2_0's tables: activation block
-// 4c+l reads bits 2l of bytes 32c..32c+31, and gathering those 2-bit codes
-// from four consecutive bytes gives exactly the Q2_0 table index of the four
-// consecutive activations they multiply.
-func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
-	const m2 = 0x0303030303030303
-	for b, k := 0, 0; b+66 <= len(w); b += 66 {
-		blk := w[b : b+66]
-		var sumi float32
-		for j := 0; j < 8; j, k = j+1, k+1 {
-			qs := blk[32*(j/4) : 32*(j/4)+32]
-			sh := 2 * uint(j%4)
-			t := (*[2048]int16)(lut[2048*k:])
-			var v int32
-			for h := range 4 {
-				x := binary.LittleEndian.Uint64(qs[8*h:]) >> sh & m2
-				x |= x >> 6
-				x |= x >> 12
-				v += int32(t[512*h+int(uint8(x))]) + int32(t[512*h+256+int(uint8(x>>32))])
-			}
-			sumi += d[k] * float32(v-s[k])
+// buildTQ2 tables TQ2_0's code bytes: byte m of the 32-byte group c of a
+// 256-element block holds elements 128c+32l+m at bits 2l, so entry b of its
+// table is Σ_l c_l(b)·q[128c+32l+m], |entry| ≤ 3·4·127. All four elements
+// share the block's one Q8_K scale, so mixing activation blocks is exact.
+func buildTQ2(q []int8, lut []int16) {
+	var lo, hi [16]int16
+	for g := 0; g < len(q)/4; g++ {
+		base := g/32*128 + g%32 // first element of byte position g
+		a0, a1, a2, a3 := q[base], q[base+32], q[base+64], q[base+96]
+		for c := range 16 {
+			lo[c] = int16(c&3)*int16(a0) + int16(c>>2)*int16(a1)
+			hi[c] = int16(c&3)*int16(a2) + int16(c>>2)*int16(a3)
 		}
-		sum += fp16(blk[64:]) * sumi
+		t := lut[256*g : 256*g+256]
+		for h := range 16 {
+			for l := range 16 {
+				t[16*h+l] = hi[h] + lo[l]
+			}
+		}
+	}
+}
+
+// lutDotTQ2 is the TQ2_0 row product on buildTQ2's tables: one exact int32
+// sum per 256-element block times the product of the two scales, as in
+// ggml's generic kernel.
+func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
+	for b, k := 0, 0; b+66 <= len(w); b, k = b+66, k+8 {
+		blk := w[b : b+66]
+		t := (*[64 * 256]int16)(lut[2048*k:])
+		var v int32
+		for m, c := range blk[:64] {
+			v += int32(t[256*m+int(c)])
+		}
+		ss := s[k : k+8]
+		v -= ss[0] + ss[1] + ss[2] + ss[3] + ss[4] + ss[5] + ss[6] + ss[7]
+		sum += float32(v) * (d[k] * fp16(blk[64:]))
 	}
 	return sum
 }
