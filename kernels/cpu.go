@@ -96,7 +96,7 @@ var kernelTable = map[*quant.Format]*kernel{
 	quant.Q4_0:    {dot: [numTiers]dotFn{dotQ4_0Go}},
 	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}, act: actQ8_K},
 	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}, act: actQ8_K},
-	quant.TQ1_0:   {dot: [numTiers]dotFn{dotTQ1_0Go}, act: actQ8_K},
+	quant.TQ1_0:   {lut: lutTQ1_0, act: actQ8_K},
 	quant.TQ2_0:   {lut: lutTQ2_0, act: actQ8_K},
 	quant.Q1_0:    {lut: lutQ1_0},
 	quant.Q2_0:    {lut: lutQ2_0},

@@ -56,43 +56,6 @@ func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
 	return sum
 }
 
-// dotTQ1_0Go: stage A byte m holds elements 32n+m (activation block n),
-// stage B byte m 160+16n+m, qh byte h 240+4n+h.
-func dotTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, actQ8_K, i)
-	var sum float32
-	for b, k := 0, 0; b+54 <= len(w); b, k = b+54, k+8 {
-		blk := w[b : b+54]
-		x := q[32*k : 32*k+256]
-		var acc [8]int32
-		for m, c := range blk[:32] {
-			t := &trits[c]
-			acc[0] += int32(t[0]) * int32(x[m])
-			acc[1] += int32(t[1]) * int32(x[32+m])
-			acc[2] += int32(t[2]) * int32(x[64+m])
-			acc[3] += int32(t[3]) * int32(x[96+m])
-			acc[4] += int32(t[4]) * int32(x[128+m])
-		}
-		for m, c := range blk[32:48] {
-			t := &trits[c]
-			acc[5] += int32(t[0])*int32(x[160+m]) + int32(t[1])*int32(x[176+m])
-			acc[6] += int32(t[2])*int32(x[192+m]) + int32(t[3])*int32(x[208+m])
-			acc[7] += int32(t[4]) * int32(x[224+m])
-		}
-		for h, c := range blk[48:52] {
-			t := &trits[c]
-			acc[7] += int32(t[0])*int32(x[240+h]) + int32(t[1])*int32(x[244+h]) +
-				int32(t[2])*int32(x[248+h]) + int32(t[3])*int32(x[252+h])
-		}
-		var sumi float32
-		for j, v := range acc {
-			sumi += d[k+j] * float32(v-s[k+j])
-		}
-		sum += fp16(blk[52:]) * sumi
-	}
-	return sum
-}
-
 func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
 	q, d, _ := actRow(a, actQ8_0, i)
 	var sum float32

@@ -35,6 +35,7 @@ var (
 	}}
 	lutQ1_0  = &lutKernel{elems: 8, chunk: 4096, build: buildQ1, dot: lutDotQ1}
 	lutTQ2_0 = &lutKernel{elems: 4, chunk: 2048, build: buildTQ2, dot: lutDotTQ2}
+	lutTQ1_0 = &lutKernel{elems: 4, chunk: 2048, build: buildTQ1, dot: lutDotTQ1} // 52 of every 64 positions used
 )
 
 // lutRowTile is the number of weight rows that share one pass over the
@@ -178,6 +179,55 @@ func lutDotTQ2(w []byte, lut []int16, d []float32, s []int32, sum float32) float
 		ss := s[k : k+8]
 		v -= ss[0] + ss[1] + ss[2] + ss[3] + ss[4] + ss[5] + ss[6] + ss[7]
 		sum += float32(v) * (d[k] * fp16(blk[64:]))
+	}
+	return sum
+}
+
+// buildTQ1 tables TQ1_0's base-3 bytes, 64 table positions per
+// 256-element block of which 52 are used: stage A byte m (position m) holds
+// elements 32n+m, stage B byte m (position 32+m) 160+16n+m, qh byte h
+// (position 48+h, four trits) 240+4n+h. Entry b = Σ_n t_n(b)·q[element n],
+// |entry| ≤ 2·5·127; the block's one Q8_K scale makes the mix exact.
+func buildTQ1(q []int8, lut []int16) {
+	for b := 0; b+256 <= len(q); b += 256 {
+		x := q[b : b+256]
+		t := lut[b/4*256 : b/4*256+64*256]
+		for m := range 32 {
+			tritTable(t[256*m:256*m+256], x[m], x[32+m], x[64+m], x[96+m], x[128+m])
+		}
+		for m := range 16 {
+			tritTable(t[256*(32+m):256*(33+m)], x[160+m], x[176+m], x[192+m], x[208+m], x[224+m])
+		}
+		for h := range 4 {
+			tritTable(t[256*(48+h):256*(49+h)], x[240+h], x[244+h], x[248+h], x[252+h], 0)
+		}
+	}
+}
+
+// tritTable sets t[c] = Σ_n trits[c][n]·a_n for every byte value c.
+func tritTable(t []int16, a0, a1, a2, a3, a4 int8) {
+	t = t[:256]
+	for c := range t {
+		tr := &trits[c]
+		t[c] = int16(tr[0])*int16(a0) + int16(tr[1])*int16(a1) + int16(tr[2])*int16(a2) +
+			int16(tr[3])*int16(a3) + int16(tr[4])*int16(a4)
+	}
+}
+
+// lutDotTQ1 is the TQ1_0 row product on buildTQ1's tables: one exact int32
+// sum per 256-element block times the product of the two scales, as in
+// ggml's generic kernel.
+func lutDotTQ1(w []byte, lut []int16, d []float32, s []int32, sum float32) float32 {
+	for b, k := 0, 0; b+54 <= len(w); b, k = b+54, k+8 {
+		blk := w[b : b+54]
+		t := (*[52 * 256]int16)(lut[2048*k:])
+		var v int32
+		for m, c := range blk[:52] {
+			v += int32(t[256*m+int(c)])
+		}
+		ss := s[k : k+8]
+		v -= ss[0] + ss[1] + ss[2] + ss[3] + ss[4] + ss[5] + ss[6] + ss[7]
+		sum += float32(v) * (d[k] * fp16(blk[52:]))
 	}
 	return sum
 }

@@ -15,7 +15,7 @@ func TestLUTTiles(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	p := NewPool(1)
 	defer p.Close()
-	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0} {
+	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.Q2_0g64, quant.TQ2_0, quant.TQ1_0, quant.Q1_0} {
 		k := kernelsFor(f)
 		lk := k.lut
 		cols := 2*lk.chunk + 256 // two full column tiles and a partial one
