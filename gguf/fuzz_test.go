@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"trit/internal/testdata"
 
 	"trit/quant"
 )
@@ -63,7 +64,7 @@ func FuzzOpen(f *testing.F) {
 	}
 	// The header prefixes of the real files (whole files are too big to be
 	// useful seeds).
-	if dir := referenceDirIfPresent(); dir != "" {
+	if dir, ok := testdata.Lookup("reference"); ok {
 		for _, name := range []string{"qwen3-tern-Q2_0g128.gguf", "qwen35-tern-mix-TQ2_0.gguf"} {
 			if b, err := os.ReadFile(dir + "/" + name); err == nil {
 				f.Add(b[:min(len(b), 4096)])

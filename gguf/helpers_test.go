@@ -3,44 +3,14 @@ package gguf
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"testing"
+	"trit/internal/testdata"
 )
 
-// referenceDirIfPresent returns ../shared/testdata/reference relative to
-// the module root, or "" when it is absent.
-func referenceDirIfPresent() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "..", "shared", "testdata", "reference")
-	if _, err := os.Stat(ref); err != nil {
-		return ""
-	}
-	return ref
-}
-
-// referenceDir is referenceDirIfPresent for tests, which skip without it.
-func referenceDir(t testing.TB) string {
-	t.Helper()
-	ref := referenceDirIfPresent()
-	if ref == "" {
-		t.Skip("reference GGUF files not available: ../shared/testdata/reference (from the module root) is missing")
-	}
-	return ref
-}
+// referenceDir returns ../shared/testdata/reference, skipping the test
+// without it.
+func referenceDir(t testing.TB) string { return testdata.Path(t, "reference") }
 
 // referenceFiles lists the *.gguf files of the reference set.
 func referenceFiles(t testing.TB) []string {

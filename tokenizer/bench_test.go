@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"os"
 	"testing"
+	"trit/internal/testdata"
 )
 
 func BenchmarkFromHuggingFace(b *testing.B) {
-	data, err := os.ReadFile(sharedFile(b, "tokenizers/qwen3/tokenizer.json"))
+	data, err := os.ReadFile(testdata.Path(b, "tokenizers/qwen3/tokenizer.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -23,7 +24,7 @@ func BenchmarkFromHuggingFace(b *testing.B) {
 // tokenizer each time, so the BPE cache starts cold (as in a server that
 // tokenizes a long new prompt).
 func BenchmarkEncodeQwen3(b *testing.B) {
-	text, err := os.ReadFile(sharedFile(b, "wikitext-2/wiki.test.raw"))
+	text, err := os.ReadFile(testdata.Path(b, "wikitext-2/wiki.test.raw"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func BenchmarkEncodeQwen3(b *testing.B) {
 }
 
 func BenchmarkEncodeQwen3Warm(b *testing.B) {
-	text, err := os.ReadFile(sharedFile(b, "wikitext-2/wiki.test.raw"))
+	text, err := os.ReadFile(testdata.Path(b, "wikitext-2/wiki.test.raw"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func BenchmarkEncodeQwen3Warm(b *testing.B) {
 }
 
 func BenchmarkDecodeQwen3(b *testing.B) {
-	text, err := os.ReadFile(sharedFile(b, "wikitext-2/wiki.test.raw"))
+	text, err := os.ReadFile(testdata.Path(b, "wikitext-2/wiki.test.raw"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func BenchmarkDecodeQwen3(b *testing.B) {
 }
 
 func BenchmarkEncodeLlama2C(b *testing.B) {
-	golden, err := os.ReadFile(sharedFile(b, "llama2c/golden_t0_n200_noprompt.txt"))
+	golden, err := os.ReadFile(testdata.Path(b, "llama2c/golden_t0_n200_noprompt.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

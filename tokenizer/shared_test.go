@@ -3,40 +3,14 @@ package tokenizer
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"trit/internal/testdata"
 	"unicode/utf8"
 )
-
-// sharedFile returns the path of a file under the team's shared testdata
-// (../shared/testdata next to the repository root), skipping the test when
-// it is absent.
-func sharedFile(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("no go.mod above the package directory; cannot locate ../shared/testdata")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "testdata", filepath.FromSlash(rel))
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data %s is absent: %v", p, err)
-	}
-	return p
-}
 
 var qwen3 struct {
 	once sync.Once
@@ -47,7 +21,7 @@ var qwen3 struct {
 // qwen3Tokenizer loads the shared Qwen3 tokenizer.json once per test binary.
 func qwen3Tokenizer(t testing.TB) *Tokenizer {
 	t.Helper()
-	p := sharedFile(t, "tokenizers/qwen3/tokenizer.json")
+	p := testdata.Path(t, "tokenizers/qwen3/tokenizer.json")
 	qwen3.once.Do(func() {
 		f, err := os.Open(p)
 		if err != nil {
@@ -68,11 +42,11 @@ func qwen3Tokenizer(t testing.TB) *Tokenizer {
 // and the .out file has one line of space-separated ids per input.
 func vocabTestCases(t *testing.T, base string) (inputs []string, want [][]int) {
 	t.Helper()
-	inp, err := os.ReadFile(sharedFile(t, base+".inp"))
+	inp, err := os.ReadFile(testdata.Path(t, base+".inp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.ReadFile(sharedFile(t, base+".out"))
+	out, err := os.ReadFile(testdata.Path(t, base+".out"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +94,7 @@ func TestQwen2VocabCases(t *testing.T) {
 // loadTok512 loads llama2.c's 512-token vocabulary.
 func loadTok512(t testing.TB) *Tokenizer {
 	t.Helper()
-	data, err := os.ReadFile(sharedFile(t, "llama2c/tok512.bin"))
+	data, err := os.ReadFile(testdata.Path(t, "llama2c/tok512.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +113,7 @@ func loadTok512(t testing.TB) *Tokenizer {
 // line, each a label followed by ids.
 func readIDs(t *testing.T, name string) (prompt, all []int) {
 	t.Helper()
-	data, err := os.ReadFile(sharedFile(t, "llama2c/"+name))
+	data, err := os.ReadFile(testdata.Path(t, "llama2c/"+name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +156,7 @@ func TestLlama2C(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prompt, all := readIDs(t, tc.ids)
-			golden, err := os.ReadFile(sharedFile(t, "llama2c/"+tc.golden))
+			golden, err := os.ReadFile(testdata.Path(t, "llama2c/"+tc.golden))
 			if err != nil {
 				t.Fatal(err)
 			}

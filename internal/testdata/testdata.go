@@ -9,13 +9,12 @@ import (
 	"testing"
 )
 
-// Path returns the path of elem under ../shared/testdata, or skips t with a
-// message naming what is missing.
-func Path(t testing.TB, elem ...string) string {
-	t.Helper()
+// Lookup returns the path of elem under ../shared/testdata and whether it
+// exists; fuzz targets use it to seed their corpus when the data is there.
+func Lookup(elem ...string) (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Skipf("shared testdata: %v", err)
+		return "", false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -23,13 +22,24 @@ func Path(t testing.TB, elem ...string) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("shared testdata: repository root (go.mod) not found")
+			return "", false
 		}
 		dir = parent
 	}
 	p := filepath.Join(append([]string{dir, "..", "shared", "testdata"}, elem...)...)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared testdata: %s is absent (it lives in ../shared/testdata beside the repository)", p)
+		return p, false
+	}
+	return p, true
+}
+
+// Path returns the path of elem under ../shared/testdata, or skips t with a
+// message naming what is missing.
+func Path(t testing.TB, elem ...string) string {
+	t.Helper()
+	p, ok := Lookup(elem...)
+	if !ok {
+		t.Skipf("shared testdata: %s is absent (it lives in ../shared/testdata beside the repository)", filepath.Join(elem...))
 	}
 	return p
 }
