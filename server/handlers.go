@@ -187,6 +187,14 @@ func (e *sseWriter) raw(b []byte) error {
 
 func (e *sseWriter) done() error { return e.raw([]byte("[DONE]")) }
 
+// fail ends a stream whose generation failed: the error object a client
+// can read, then [DONE].
+func (e *sseWriter) fail(err error) {
+	if e.data(jobError(err)) == nil {
+		e.done()
+	}
+}
+
 // parseKwargs splits chat_template_kwargs into enable_thinking and the
 // other variables for the template.
 func parseKwargs(kw map[string]json.RawMessage) (thinking *bool, extra map[string]any, err error) {
@@ -475,9 +483,7 @@ func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, j *job, out *c
 			continue
 		}
 		if res.err != nil {
-			b, _ := json.Marshal(jobError(res.err))
-			sse.raw(b)
-			sse.done()
+			sse.fail(res.err)
 			return
 		}
 		fr := finishReason(res, out.calls)
@@ -624,9 +630,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 			continue
 		}
 		if res.err != nil {
-			b, _ := json.Marshal(jobError(res.err))
-			sse.raw(b)
-			sse.done()
+			sse.fail(res.err)
 			return
 		}
 		resp.Choices = []completionChoice{{FinishReason: &res.finish}}
