@@ -26,8 +26,8 @@ const (
 
 // NewKV allocates caches for layers layers of capacity positions of dim
 // numbers, of element type typ (KVF32 or KVF16; "" means KVF16).
-func NewKV(layers, capacity, dim int, typ string) ([]KV, error) {
-	kv := make([]KV, layers)
+func NewKV(layers, capacity, dim int, typ string) (Caches, error) {
+	kv := make(Caches, layers)
 	for i := range kv {
 		kv[i].dim = dim
 		switch typ {
@@ -64,6 +64,27 @@ func (c *KV) Bytes() int64 {
 // Clone returns an independent copy of the cache.
 func (c *KV) Clone() KV {
 	return KV{dim: c.dim, k: clone(c.k), v: clone(c.v), k16: clone(c.k16), v16: clone(c.v16)}
+}
+
+// Caches is the attention caches of a sequence's layers.
+type Caches []KV
+
+// Bytes returns the memory the caches hold.
+func (c Caches) Bytes() int64 {
+	var n int64
+	for i := range c {
+		n += c[i].Bytes()
+	}
+	return n
+}
+
+// Clone returns an independent copy of every cache.
+func (c Caches) Clone() Caches {
+	out := make(Caches, len(c))
+	for i := range c {
+		out[i] = c[i].Clone()
+	}
+	return out
 }
 
 func clone[T any](s []T) []T {

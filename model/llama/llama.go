@@ -180,18 +180,14 @@ func (m *Model) Close() error {
 
 type state struct {
 	pos, cap int
-	kv       []model.KV
+	kv       model.Caches
 }
 
 func (s *state) Pos() int { return s.pos }
 func (s *state) Cap() int { return s.cap }
 func (s *state) Reset()   { s.pos = 0 }
 func (s *state) Bytes() map[string]int64 {
-	var n int64
-	for i := range s.kv {
-		n += s.kv[i].Bytes()
-	}
-	return map[string]int64{"kv": n}
+	return map[string]int64{"kv": s.kv.Bytes()}
 }
 
 func (s *state) Truncate(n int) bool {
@@ -204,10 +200,7 @@ func (s *state) Truncate(n int) bool {
 
 func (s *state) Clone() model.State {
 	c := *s
-	c.kv = make([]model.KV, len(s.kv))
-	for i := range s.kv {
-		c.kv[i] = s.kv[i].Clone()
-	}
+	c.kv = s.kv.Clone()
 	return &c
 }
 

@@ -12,7 +12,7 @@ import (
 // and a delta-rule state of fixed size.
 type state struct {
 	pos, cap int
-	kv       []model.KV
+	kv       model.Caches
 	// conv[i] holds the last convK−1 pre-convolution rows of layer i's
 	// q|k|v channels, oldest first; ssm[i] holds hv matrices of dv rows ×
 	// dk columns (row m is the state read by value index m).
@@ -41,11 +41,7 @@ func (s *state) Bytes() map[string]int64 {
 	for i := range s.conv {
 		rec += int64(len(s.conv[i])+len(s.ssm[i])) * 4
 	}
-	var kv int64
-	for i := range s.kv {
-		kv += s.kv[i].Bytes()
-	}
-	return map[string]int64{"kv": kv, "recurrent": rec}
+	return map[string]int64{"kv": s.kv.Bytes(), "recurrent": rec}
 }
 
 // Truncate can only keep everything or nothing: the recurrent state has
@@ -63,10 +59,7 @@ func (s *state) Truncate(n int) bool {
 
 func (s *state) Clone() model.State {
 	c := *s
-	c.kv = make([]model.KV, len(s.kv))
-	for i := range s.kv {
-		c.kv[i] = s.kv[i].Clone()
-	}
+	c.kv = s.kv.Clone()
 	c.conv = make([][]float32, len(s.conv))
 	c.ssm = make([][]float32, len(s.ssm))
 	for i := range s.conv {
