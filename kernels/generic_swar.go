@@ -51,23 +51,30 @@ var (
 )
 
 // The code tables. codes2 spreads a byte's four 2-bit codes (code j at
-// bits 2j) into 16-bit lanes; bits1 spreads the low four bits of a byte
-// likewise; trits16 spreads the first four trits of a base-3 byte likewise
-// and trit4 holds its fifth; trits12 puts all five at bits 12n+4.
-var codes2, bits1, trits16, trit4, trits12 = func() (c2, b1, t16, t4, t12 [256]uint64) {
+// bits 2j) into 16-bit lanes; bits1 spreads the bits of a byte likewise,
+// the low nibble into its first word and the high one into its second;
+// trits16 spreads the first four trits of a base-3 byte likewise and
+// trit4[p] holds its fifth in lane p; trits12 puts all five at bits 12n+4.
+var (
+	codes2, trits16, trits12 [256]uint64
+	bits1                    [256][2]uint64
+	trit4                    [4][256]uint64
+)
+
+func init() {
 	for b := range 256 {
 		for j := range 4 {
-			c2[b] |= uint64(b>>(2*j)&3) << (16 * j)
-			b1[b] |= uint64(b>>j&1) << (16 * j)
-			t16[b] |= uint64(trits[b][j]) << (16 * j)
+			codes2[b] |= uint64(b>>(2*j)&3) << (16 * j)
+			bits1[b][0] |= uint64(b>>j&1) << (16 * j)
+			bits1[b][1] |= uint64(b>>(4+j)&1) << (16 * j)
+			trits16[b] |= uint64(trits[b][j]) << (16 * j)
+			trit4[j][b] = uint64(trits[b][4]) << (16 * j)
 		}
-		t4[b] = uint64(trits[b][4])
 		for n := range 5 {
-			t12[b] |= uint64(trits[b][n]) << (12*n + 4)
+			trits12[b] |= uint64(trits[b][n]) << (12*n + 4)
 		}
 	}
-	return
-}()
+}
 
 // word16 packs four signed activations in reverse lane order (a at bit 48).
 func word16(a, b, c, d int64) uint64 {
@@ -95,7 +102,8 @@ func q2x4(c *[4]byte, y *[4]uint64) uint64 {
 // q1x2 is the sum of two Q1_0 code bytes' products with their words, one
 // per nibble.
 func q1x2(c *[2]byte, y *[4]uint64) uint64 {
-	return bits1[c[0]]*y[0] + bits1[c[0]>>4]*y[1] + bits1[c[1]]*y[2] + bits1[c[1]>>4]*y[3]
+	b0, b1 := &bits1[c[0]], &bits1[c[1]]
+	return b0[0]*y[0] + b0[1]*y[1] + b1[0]*y[2] + b1[1]*y[3]
 }
 
 // scale16 is fp16 for the block scales, without a call: a float32 with
@@ -153,15 +161,25 @@ func dotQ2_0Swar(w []byte, x []uint64) float32 {
 	return sum
 }
 
-// dotQ2_0g64Swar is dotQ2_0Swar for 64-element blocks.
+// dotQ2_0g64Swar is dotQ2_0Swar for 64-element blocks, two per step
+// where it can (the step's bounds checks cost as much as half a block).
 func dotQ2_0g64Swar(w []byte, x []uint64) float32 {
 	var sum float32
-	for i := range min(len(w)/18, len(x)/18) {
-		blk, y := (*[18]byte)(w[18*i:]), (*[18]uint64)(x[18*i:])
+	n := min(len(w)/18, len(x)/18)
+	for i := 0; i+2 <= n; i += 2 {
+		blk, y := (*[36]byte)(w[18*i:]), (*[36]uint64)(x[18*i:])
 		v0 := lane48(q2x4((*[4]byte)(blk[2:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[6:]), (*[4]uint64)(y[4:])) + y[8])
 		v1 := lane48(q2x4((*[4]byte)(blk[10:]), (*[4]uint64)(y[9:])) + q2x4((*[4]byte)(blk[14:]), (*[4]uint64)(y[13:])) + y[17])
-		sumi := tailScale(y[8])*float32(v0) + tailScale(y[17])*float32(v1)
-		sum += scale16((*[2]byte)(blk[0:])) * sumi
+		sum += scale16((*[2]byte)(blk[0:])) * (tailScale(y[8])*float32(v0) + tailScale(y[17])*float32(v1))
+		v0 = lane48(q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[18:])) + q2x4((*[4]byte)(blk[24:]), (*[4]uint64)(y[22:])) + y[26])
+		v1 = lane48(q2x4((*[4]byte)(blk[28:]), (*[4]uint64)(y[27:])) + q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[31:])) + y[35])
+		sum += scale16((*[2]byte)(blk[18:])) * (tailScale(y[26])*float32(v0) + tailScale(y[35])*float32(v1))
+	}
+	if n%2 != 0 {
+		blk, y := (*[18]byte)(w[18*(n-1):]), (*[18]uint64)(x[18*(n-1):])
+		v0 := lane48(q2x4((*[4]byte)(blk[2:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[6:]), (*[4]uint64)(y[4:])) + y[8])
+		v1 := lane48(q2x4((*[4]byte)(blk[10:]), (*[4]uint64)(y[9:])) + q2x4((*[4]byte)(blk[14:]), (*[4]uint64)(y[13:])) + y[17])
+		sum += scale16((*[2]byte)(blk[0:])) * (tailScale(y[8])*float32(v0) + tailScale(y[17])*float32(v1))
 	}
 	return sum
 }
@@ -263,20 +281,28 @@ func lane52(p uint64) int32 { return int32(int64(p+1<<51) >> 52) }
 
 // dotTQ1_0Swar is the TQ1_0 row product: one exact int32 sum per
 // 256-element block times the product of the two scales, as in ggml's
-// generic kernel. Lane 52 is only 12 bits wide (|Σ t·q| ≤ 5·2·128 = 1280
-// fits one product), so every product is shifted on its own.
+// generic kernel.
 func dotTQ1_0Swar(w []byte, x []uint64) float32 {
 	var sum float32
 	for i := range min(len(w)/54, len(x)/53) {
 		blk, y := (*[54]byte)(w[54*i:]), (*[53]uint64)(x[53*i:])
-		v0, v1 := -int32(y[52]>>32), int32(0)
-		for m := 0; m < 52; m += 2 {
-			v0 += lane52(trits12[blk[m]] * y[m])
-			v1 += lane52(trits12[blk[m+1]] * y[m+1])
-		}
-		sum += float32(v0+v1) * (tailScale(y[52]) * scale16((*[2]byte)(blk[52:])))
+		v := tq1Sum((*[52]byte)(blk[:52]), (*[52]uint64)(y[:52])) - int32(y[52]>>32)
+		sum += float32(v) * (tailScale(y[52]) * scale16((*[2]byte)(blk[52:])))
 	}
 	return sum
+}
+
+// tq1Sum returns Σ t·q of the 52 code bytes of a TQ1_0 block. Lane 52 is
+// only 12 bits wide (|Σ t·q| ≤ 5·2·128 = 1280 fits one product), so every
+// product is shifted on its own. It is a function of its own so that its
+// loop keeps its sums in registers.
+func tq1Sum(c *[52]byte, y *[52]uint64) int32 {
+	var v0, v1 int32
+	for m := 0; m < 52; m += 4 {
+		v0 += lane52(trits12[c[m]]*y[m]) + lane52(trits12[c[m+1]]*y[m+1])
+		v1 += lane52(trits12[c[m+2]]*y[m+2]) + lane52(trits12[c[m+3]]*y[m+3])
+	}
+	return v0 + v1
 }
 
 // PTQ1_0 bytes mix elements of different 32-blocks (each with its own
@@ -324,33 +350,58 @@ func buildPTQ1_0Swar(q []int8, d []float32, s []int32, x []uint64) {
 	}
 }
 
-// t16x4 is the sum of four PTQ1_0 bytes' trits16 products with their
-// words.
-func t16x4(c *[4]byte, y *[4]uint64) uint64 {
-	return trits16[c[0]]*y[0] + trits16[c[1]]*y[1] + trits16[c[2]]*y[2] + trits16[c[3]]*y[3]
-}
-
 // t4x4 gathers the trits 4 of four PTQ1_0 bytes into 16-bit lanes.
-func t4x4(c *[4]byte) uint64 {
-	return trit4[c[0]] | trit4[c[1]]<<16 | trit4[c[2]]<<32 | trit4[c[3]]<<48
+func t4x4(b0, b1, b2, b3 byte) uint64 {
+	return trit4[0][b0] | trit4[1][b1] | trit4[2][b2] | trit4[3][b3]
 }
 
 // dotPTQ1_0Swar is the PTQ1_0 row product in the association of ggml's
 // generic kernels: per 32-block d·int, summed, times the weight scale.
+// Each group of four bytes is written out, so that its four bytes and
+// table words are loaded once for their two or three products.
 func dotPTQ1_0Swar(w []byte, x []uint64) float32 {
 	var sum float32
 	for i := range min(len(w)/28, len(x)/60) {
 		blk, y := (*[28]byte)(w[28*i:]), (*[60]uint64)(x[60*i:])
-		c0, c1, c2, c3 := (*[4]byte)(blk[0:]), (*[4]byte)(blk[4:]), (*[4]byte)(blk[8:]), (*[4]byte)(blk[12:])
-		c4, c5 := (*[4]byte)(blk[16:]), (*[4]byte)(blk[20:])
-		s0 := y[56] + t16x4(c0, (*[4]uint64)(y[0:])) + t16x4(c1, (*[4]uint64)(y[9:])) +
-			t16x4(c2, (*[4]uint64)(y[18:])) + t16x4(c3, (*[4]uint64)(y[27:]))
-		s1 := y[57] + t16x4(c0, (*[4]uint64)(y[4:])) + t16x4(c1, (*[4]uint64)(y[13:])) +
-			t16x4(c2, (*[4]uint64)(y[22:])) + t16x4(c3, (*[4]uint64)(y[31:]))
-		s2 := y[58] + t4x4(c0)*y[8] + t4x4(c1)*y[17] + t4x4(c2)*y[26] + t4x4(c3)*y[35] +
-			t16x4(c4, (*[4]uint64)(y[36:])) + t16x4(c5, (*[4]uint64)(y[45:]))
-		s3 := y[59] + t16x4(c4, (*[4]uint64)(y[40:])) + t16x4(c5, (*[4]uint64)(y[49:])) +
-			t4x4(c4)*y[44] + t4x4(c5)*y[53] + trits16[blk[24]]*y[54] + trits16[blk[25]]*y[55]
+		s0, s1, s2, s3 := y[56], y[57], y[58], y[59]
+
+		b0, b1, b2, b3 := blk[0], blk[1], blk[2], blk[3]
+		e0, e1, e2, e3 := trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s0 += e0*y[0] + e1*y[1] + e2*y[2] + e3*y[3]
+		s1 += e0*y[4] + e1*y[5] + e2*y[6] + e3*y[7]
+		s2 += t4x4(b0, b1, b2, b3) * y[8]
+
+		b0, b1, b2, b3 = blk[4], blk[5], blk[6], blk[7]
+		e0, e1, e2, e3 = trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s0 += e0*y[9] + e1*y[10] + e2*y[11] + e3*y[12]
+		s1 += e0*y[13] + e1*y[14] + e2*y[15] + e3*y[16]
+		s2 += t4x4(b0, b1, b2, b3) * y[17]
+
+		b0, b1, b2, b3 = blk[8], blk[9], blk[10], blk[11]
+		e0, e1, e2, e3 = trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s0 += e0*y[18] + e1*y[19] + e2*y[20] + e3*y[21]
+		s1 += e0*y[22] + e1*y[23] + e2*y[24] + e3*y[25]
+		s2 += t4x4(b0, b1, b2, b3) * y[26]
+
+		b0, b1, b2, b3 = blk[12], blk[13], blk[14], blk[15]
+		e0, e1, e2, e3 = trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s0 += e0*y[27] + e1*y[28] + e2*y[29] + e3*y[30]
+		s1 += e0*y[31] + e1*y[32] + e2*y[33] + e3*y[34]
+		s2 += t4x4(b0, b1, b2, b3) * y[35]
+
+		b0, b1, b2, b3 = blk[16], blk[17], blk[18], blk[19]
+		e0, e1, e2, e3 = trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s2 += e0*y[36] + e1*y[37] + e2*y[38] + e3*y[39]
+		s3 += e0*y[40] + e1*y[41] + e2*y[42] + e3*y[43]
+		s3 += t4x4(b0, b1, b2, b3) * y[44]
+
+		b0, b1, b2, b3 = blk[20], blk[21], blk[22], blk[23]
+		e0, e1, e2, e3 = trits16[b0], trits16[b1], trits16[b2], trits16[b3]
+		s2 += e0*y[45] + e1*y[46] + e2*y[47] + e3*y[48]
+		s3 += e0*y[49] + e1*y[50] + e2*y[51] + e3*y[52]
+		s3 += t4x4(b0, b1, b2, b3) * y[53]
+
+		s3 += trits16[blk[24]]*y[54] + trits16[blk[25]]*y[55]
 		sumi := tailScale(y[56])*float32(lane48(s0)) + tailScale(y[57])*float32(lane48(s1)) +
 			tailScale(y[58])*float32(lane48(s2)) + tailScale(y[59])*float32(lane48(s3))
 		sum += scale16((*[2]byte)(blk[26:])) * sumi
