@@ -312,7 +312,7 @@ func tq1Sum(c *[52]byte, y *[52]uint64) int32 {
 // with the activations of trits 0–1 in lanes 3–2 and one with those of
 // trits 2–3 in lanes 1–0, and the trit 4 of four bytes is gathered into
 // one word against their four activations. Every block then sums twelve
-// to sixteen products whose lower lanes hold at most two terms of 2·128.
+// to sixteen products whose lower lanes hold at most three terms of 2·128.
 //
 // Per 128-element block the 60 words are, for each group of four stage A
 // bytes (m = 4g..4g+3): X words (m, 16+m), Y words (32+m, 48+m) and the
