@@ -45,7 +45,7 @@ type Acts struct {
 	q8     [numActKinds]int8Acts
 	trit   [2]tritActs                // PTQ1_0 and TQ1_0 slot layouts, built on demand
 	planes [numPlaneLayouts]planeActs // the plane layouts, built on demand
-	lut    []int16                    // the generic tier's lookup tables (see lutKernel)
+	swar   []uint64                   // the generic tier's activation words (see swarKernel)
 }
 
 // int8Acts is one int8 quantization of every row. Each row of cols values

@@ -65,11 +65,11 @@ type dot4Fn func(w []byte, a *Acts, i, k0 int, out *[4]float32)
 
 // kernel is one format's implementations by tier; a nil entry falls back
 // to the next lower tier. dot4, where present, serves n > 1 at that tier.
-// Formats with a lut use it instead of dot in the generic tier.
+// Formats with a swar kernel use it instead of dot in the generic tier.
 type kernel struct {
 	dot   [numTiers]dotFn
 	dot4  [numTiers]dot4Fn
-	lut   *lutKernel
+	swar  *swarKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
 	// planes[t]: dot[t] and dot4[t] read this plane layout
@@ -96,13 +96,13 @@ var kernelTable = map[*quant.Format]*kernel{
 	quant.Q4_0:    {dot: [numTiers]dotFn{dotQ4_0Go}},
 	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}, act: actQ8_K},
 	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}, act: actQ8_K},
-	quant.TQ1_0:   {lut: lutTQ1_0, act: actQ8_K},
-	quant.TQ2_0:   {lut: lutTQ2_0, act: actQ8_K},
-	quant.Q1_0:    {lut: lutQ1_0},
-	quant.Q2_0:    {lut: lutQ2_0},
-	quant.PQ2_0:   {lut: lutQ2_0},
-	quant.Q2_0g64: {lut: lutQ2_0g64},
-	quant.PTQ1_0:  {dot: [numTiers]dotFn{dotPTQ1_0Go}},
+	quant.TQ1_0:   {swar: swarTQ1_0, act: actQ8_K},
+	quant.TQ2_0:   {swar: swarTQ2_0, act: actQ8_K},
+	quant.Q1_0:    {swar: swarQ1_0},
+	quant.Q2_0:    {swar: swarQ2_0},
+	quant.PQ2_0:   {swar: swarQ2_0},
+	quant.Q2_0g64: {swar: swarQ2_0g64},
+	quant.PTQ1_0:  {swar: swarPTQ1_0},
 }
 
 // kernelsFor returns the kernels of format f, or nil.

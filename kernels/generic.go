@@ -20,42 +20,6 @@ func actRow(a *Acts, k actKind, i int) ([]int8, []float32, []int32) {
 	return t.q[i*a.cols : (i+1)*a.cols], t.d[i*nb : (i+1)*nb], t.s[i*nb : (i+1)*nb]
 }
 
-// The trit kernels read each packed byte's five trits t ∈ {0,1,2} from the
-// trits table and add t·q to the int32 sum of the activation block the
-// element falls in; Σ (t−1)·q is then that sum minus the block's s.
-
-// dotPTQ1_0Go: stage A byte m holds elements 16n+m, stage B byte m
-// 80+8n+m, qh byte h 120+2n+h; the activation blocks are 32 wide.
-func dotPTQ1_0Go(w []byte, a *Acts, i int) float32 {
-	q, d, s := actRow(a, actQ8_0, i)
-	var sum float32
-	for b, k := 0, 0; b+28 <= len(w); b, k = b+28, k+4 {
-		blk := w[b : b+28]
-		x := q[32*k : 32*k+128]
-		var s0, s1, s2, s3 int32
-		for m, c := range blk[:16] {
-			t := &trits[c]
-			s0 += int32(t[0])*int32(x[m]) + int32(t[1])*int32(x[16+m])
-			s1 += int32(t[2])*int32(x[32+m]) + int32(t[3])*int32(x[48+m])
-			s2 += int32(t[4]) * int32(x[64+m])
-		}
-		for m, c := range blk[16:24] {
-			t := &trits[c]
-			s2 += int32(t[0])*int32(x[80+m]) + int32(t[1])*int32(x[88+m])
-			s3 += int32(t[2])*int32(x[96+m]) + int32(t[3])*int32(x[104+m]) + int32(t[4])*int32(x[112+m])
-		}
-		for h, c := range blk[24:26] {
-			t := &trits[c]
-			s3 += int32(t[0])*int32(x[120+h]) + int32(t[1])*int32(x[122+h]) +
-				int32(t[2])*int32(x[124+h]) + int32(t[3])*int32(x[126+h])
-		}
-		sumi := d[k]*float32(s0-s[k]) + d[k+1]*float32(s1-s[k+1]) +
-			d[k+2]*float32(s2-s[k+2]) + d[k+3]*float32(s3-s[k+3])
-		sum += fp16(blk[26:]) * sumi
-	}
-	return sum
-}
-
 func dotQ8_0Go(w []byte, a *Acts, i int) float32 {
 	q, d, _ := actRow(a, actQ8_0, i)
 	var sum float32

@@ -50,8 +50,8 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	w.check(dst, a.n)
 	dot, dot4, t := k.pick(tier)
 	simd := t > tierGeneric
-	if !simd && k.lut != nil {
-		p.matMulLUT(dst, w, a, k.lut, k.act)
+	if !simd && k.swar != nil {
+		p.matMulSwar(dst, w, a, k.swar, k.act)
 		return
 	}
 	switch {
