@@ -75,6 +75,7 @@ type kernel struct {
 	// planes[t]: dot[t] and dot4[t] read this plane layout
 	// (preparePlanes) instead of the SIMD one.
 	planes [numTiers]planeLayout
+	gemm   [numTiers]gemmKernel // serves n > 1 at that tier (see gemm.go)
 }
 
 // pick returns the implementations for tier t (dot4 may be nil) and the

@@ -45,6 +45,9 @@ func init() {
 	} {
 		kernelTable[f].dot4[tierAVX512] = fn
 	}
+	for f := range gemmFormats {
+		kernelTable[f].gemm[tierAVX512] = gemmAVX512
+	}
 }
 
 // The four-row AVX-512 kernels (dot4_amd64.s): rows i..i+3 of each

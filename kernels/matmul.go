@@ -49,6 +49,10 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	}
 	w.check(dst, a.n)
 	dot, dot4, t := k.pick(tier)
+	if kern := k.gemm[t]; kern != nil && a.n > 1 {
+		p.matMulGEMM(dst, w, a, gemmFormats[w.Format], kern)
+		return
+	}
 	simd := t > tierGeneric
 	if !simd && k.lut != nil {
 		p.matMulLUT(dst, w, a, k.lut, k.act)

@@ -1,0 +1,262 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"trit/quant"
+)
+
+// The prefill product (n > 1) of the ternary and binary formats is an int8
+// GEMM over an unpacked weight tile. A worker unpacks gemmRows weight rows
+// of one K chunk once into unsigned codes c = w/d + 1 (so c ∈ {0, 1, 2}
+// for ternary weights, 2·bit for Q1_0) in VPDPBUSD order: for every group
+// of four activation slots, the 4-byte code groups of the tile's rows side
+// by side. Every activation row then meets the tile with one VPDPBUSD per
+// four slots and 16 weight rows, its int8 values broadcast from memory.
+// An activation block's int32 sums start at −Σq (the correction for the
+// offset 1) and meet the block's scale once; a weight block's float sum
+// meets the weight scale once, as llama.cpp associates the float products.
+//
+// The activation slots are the natural elements (Q8_0 or Q8_K, the SIMD
+// layout of Acts) except for PTQ1_0, which uses its trit slot layout, so
+// its values are quantized exactly as in the matrix-vector kernels.
+
+// gemmRows is the number of weight rows per tile (two vectors of 16 lanes).
+const gemmRows = 32
+
+// gemmRowsPerCall is the number of activation rows one kernel call takes.
+const gemmRowsPerCall = 4
+
+// gemmChunk bounds the activation slots per K chunk: the unpacked tile
+// (gemmRows bytes per slot, 128 KiB at 4096) stays in L2 while every
+// activation row passes over it.
+const gemmChunk = 4096
+
+// gemmFormat describes how one weight format enters the GEMM.
+type gemmFormat struct {
+	slots  int // activation slots per weight block
+	blocks int // 32-slot activation blocks per weight block the GEMM computes (the rest are empty)
+	// unpack writes the codes of one weight block of one row: slot group
+	// j (four slots) at dst[j·gemmRows·4:], and returns the block's scale.
+	unpack func(dst []byte, blk []byte) float32
+	// acts returns the activation layout (built on first use).
+	acts func(a *Acts, p *Pool) gemmActs
+}
+
+// gemmActs is an activation layout: row i's slot k is q[i·stride+k]; the
+// 32-slot block starting there has its correction −Σq in sz and its scale
+// in ds at the same byte offset.
+type gemmActs struct {
+	q      []int8
+	sz     []int32
+	ds     []float32
+	stride int
+}
+
+func simdActs(k actKind) func(a *Acts, p *Pool) gemmActs {
+	return func(a *Acts, p *Pool) gemmActs {
+		t := a.prepareSIMD(p, k)
+		return gemmActs{t.qn, t.sz, t.ds, t.stride}
+	}
+}
+
+func tritActsPTQ1_0(a *Acts, p *Pool) gemmActs {
+	t := a.prepareTrit(p, tritIndex(quant.PTQ1_0))
+	return gemmActs{t.q, t.sz, t.ds, t.stride}
+}
+
+// gemmFormats lists the formats the GEMM serves.
+var gemmFormats = map[*quant.Format]*gemmFormat{
+	quant.Q2_0:    {slots: 128, blocks: 4, unpack: unpackQ2, acts: simdActs(actQ8_0)},
+	quant.PQ2_0:   {slots: 128, blocks: 4, unpack: unpackQ2, acts: simdActs(actQ8_0)},
+	quant.Q2_0g64: {slots: 64, blocks: 2, unpack: unpackQ2, acts: simdActs(actQ8_0)},
+	quant.Q1_0:    {slots: 128, blocks: 4, unpack: unpackQ1, acts: simdActs(actQ8_0)},
+	quant.TQ2_0:   {slots: 256, blocks: 8, unpack: unpackTQ2, acts: simdActs(actQ8_K)},
+	quant.TQ1_0:   {slots: 256, blocks: 8, unpack: unpackTQ1, acts: simdActs(actQ8_K)},
+	// PTQ1_0: six levels of 32 slots per block, the last one empty.
+	quant.PTQ1_0: {slots: 192, blocks: 5, unpack: unpackPTQ1, acts: tritActsPTQ1_0},
+}
+
+// groupStride is the distance between consecutive slot groups of one row
+// in the unpacked tile.
+const groupStride = gemmRows * 4
+
+// spreadQ2 maps a Q2_0 code byte to its four codes, one per byte.
+var spreadQ2 = func() (t [256]uint32) {
+	for b := range t {
+		t[b] = uint32(b&3) | uint32(b>>2&3)<<8 | uint32(b>>4&3)<<16 | uint32(b>>6)<<24
+	}
+	return t
+}()
+
+// spreadQ1 maps a Q1_0 bit byte to its eight codes 2·bit, one per byte.
+var spreadQ1 = func() (t [256]uint64) {
+	for b := range t {
+		for i := range 8 {
+			t[b] |= uint64(b>>i&1) << (8*i + 1)
+		}
+	}
+	return t
+}()
+
+// unpackQ2 serves Q2_0, PQ2_0 (128 elements) and Q2_0_g64 (64): byte j
+// holds elements 4j..4j+3, code q−1 = w/d.
+func unpackQ2(dst, blk []byte) float32 {
+	for j, b := range blk[2:] {
+		binary.LittleEndian.PutUint32(dst[j*groupStride:], spreadQ2[b])
+	}
+	return fp16(blk)
+}
+
+// unpackQ1: bit j%8 of byte j/8 is element j, weight (2·bit − 1)·d.
+func unpackQ1(dst, blk []byte) float32 {
+	for j, b := range blk[2:18] {
+		v := spreadQ1[b]
+		binary.LittleEndian.PutUint32(dst[2*j*groupStride:], uint32(v))
+		binary.LittleEndian.PutUint32(dst[(2*j+1)*groupStride:], uint32(v>>32))
+	}
+	return fp16(blk)
+}
+
+// unpackTQ2: byte 32c+m holds element 128c+32l+m at bits 2l.
+func unpackTQ2(dst, blk []byte) float32 {
+	for c := range 2 {
+		for m := 0; m < 32; m += 4 {
+			u := binary.LittleEndian.Uint32(blk[32*c+m:])
+			for l := range 4 {
+				e := 128*c + 32*l + m
+				binary.LittleEndian.PutUint32(dst[e/4*groupStride:], u>>(2*l)&0x03030303)
+			}
+		}
+	}
+	return fp16(blk[64:])
+}
+
+// trits8 returns trit n of each byte of u (eight packed trit bytes), one
+// per byte: p = b·3ⁿ mod 256, t = p·3 >> 8, computed four bytes at a time
+// in 16-bit lanes.
+func trits8(u uint64, n int) uint64 {
+	const lanes = 0x00ff00ff00ff00ff
+	m := uint64(pow3[n])
+	e, o := u&lanes, u>>8&lanes
+	e = (e * m & lanes) * 3 >> 8 & lanes
+	o = (o * m & lanes) * 3 >> 8 & lanes
+	return e | o<<8
+}
+
+// pow3 holds 3ⁿ for the trit levels.
+var pow3 = [5]uint64{1, 3, 9, 27, 81}
+
+// putTrits writes trit level n of the eight bytes in u as two slot groups
+// starting with group g.
+func putTrits(dst []byte, g int, u uint64, n int) {
+	t := trits8(u, n)
+	binary.LittleEndian.PutUint32(dst[g*groupStride:], uint32(t))
+	binary.LittleEndian.PutUint32(dst[(g+1)*groupStride:], uint32(t>>32))
+}
+
+// unpackTQ1 decodes TQ1_0 into natural order: trit n of qs[m] is element
+// 32n+m (m < 32), of qs[32+m] element 160+16n+m, of qh[h] element 240+4n+h.
+func unpackTQ1(dst, blk []byte) float32 {
+	for n := range 5 {
+		for m := 0; m < 32; m += 8 {
+			putTrits(dst, (32*n+m)/4, binary.LittleEndian.Uint64(blk[m:]), n)
+		}
+		for m := 0; m < 16; m += 8 {
+			putTrits(dst, (160+16*n+m)/4, binary.LittleEndian.Uint64(blk[32+m:]), n)
+		}
+	}
+	qh := uint64(binary.LittleEndian.Uint32(blk[48:]))
+	for n := range 4 {
+		binary.LittleEndian.PutUint32(dst[(240+4*n)/4*groupStride:], uint32(trits8(qh, n)))
+	}
+	return fp16(blk[52:])
+}
+
+// unpackPTQ1 writes PTQ1_0 in its slot order: slot 32n+ℓ is trit n of
+// byte ℓ (ℓ < 26) for the levels n < 5. Slots 26..31 of a level hold zero
+// activations, so their codes do not matter.
+func unpackPTQ1(dst, blk []byte) float32 {
+	for n := range 5 {
+		for m := 0; m < 24; m += 8 {
+			putTrits(dst, 8*n+m/4, binary.LittleEndian.Uint64(blk[m:]), n)
+		}
+		putTrits(dst, 8*n+6, uint64(binary.LittleEndian.Uint32(blk[24:])), n)
+	}
+	return fp16(blk[26:])
+}
+
+// gemmCall is one kernel call: gemmRowsPerCall activation rows against
+// one unpacked tile chunk. The assembly reads it by offset.
+type gemmCall struct {
+	w      *byte    // unpacked codes
+	ws     *float32 // weight scales, gemmRows per weight block
+	nb     int      // weight blocks
+	blocks int      // activation blocks per weight block
+	gap    int      // activation bytes skipped after each weight block
+	dsz    uintptr  // byte distance from q to sz
+	dds    uintptr  // byte distance from q to ds
+	q      [gemmRowsPerCall]*int8
+	dst    [gemmRowsPerCall]*float32
+	mask   [2]uint16 // output lanes stored, per 16 weight rows
+	add    int       // 1: add to dst instead of storing
+}
+
+// gemmKernel computes the products of one gemmCall.
+type gemmKernel func(c *gemmCall)
+
+// matMulGEMM is MatMulActs for n > 1 on format g with kernel kern.
+func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern gemmKernel) {
+	acts := g.acts(a, p)
+	f, n, rows := w.Format, a.n, w.Rows
+	nbRow := w.Cols / f.BlockElems
+	cb := max(1, gemmChunk/g.slots) // weight blocks per chunk
+	groups := g.blocks * 8          // slot groups per weight block
+	q0 := unsafe.Pointer(&acts.q[0])
+	dsz := uintptr(unsafe.Pointer(&acts.sz[0])) - uintptr(q0)
+	dds := uintptr(unsafe.Pointer(&acts.ds[0])) - uintptr(q0)
+	tiles := (rows + gemmRows - 1) / gemmRows
+	p.For(tiles, func(lo, hi int) {
+		codes := make([]byte, min(cb, nbRow)*groups*groupStride)
+		ws := make([]float32, min(cb, nbRow)*gemmRows)
+		var spare [gemmRows]float32 // output of the rows past n
+		for t := lo; t < hi; t++ {
+			r0 := t * gemmRows
+			nr := min(gemmRows, rows-r0)
+			mask := uint32(1)<<nr - 1
+			for b0 := 0; b0 < nbRow; b0 += cb {
+				b1 := min(nbRow, b0+cb)
+				for r := range nr {
+					row := w.row(r0 + r)
+					off := r / 16 * 64 // the vector
+					off += r % 16 * 4  // the lane
+					for b := b0; b < b1; b++ {
+						blk := row[b*f.BlockBytes : (b+1)*f.BlockBytes]
+						ws[(b-b0)*gemmRows+r] = g.unpack(codes[(b-b0)*groups*groupStride+off:], blk)
+					}
+				}
+				c := gemmCall{
+					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks,
+					gap: g.slots - 32*g.blocks, dsz: dsz, dds: dds,
+					mask: [2]uint16{uint16(mask), uint16(mask >> 16)},
+				}
+				if b0 > 0 {
+					c.add = 1
+				}
+				k0 := b0 * g.slots
+				for i := 0; i < n; i += gemmRowsPerCall {
+					for j := range gemmRowsPerCall {
+						if i+j < n {
+							c.q[j] = &acts.q[(i+j)*acts.stride+k0]
+							c.dst[j] = &dst[(i+j)*rows+r0]
+						} else {
+							c.q[j], c.dst[j] = c.q[0], &spare[0]
+						}
+					}
+					kern(&c)
+				}
+			}
+		}
+	})
+}
