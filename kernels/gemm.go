@@ -2,7 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
-	"unsafe"
+	"sync"
 
 	"trit/quant"
 )
@@ -18,9 +18,10 @@ import (
 // offset 1) and meet the block's scale once; a weight block's float sum
 // meets the weight scale once, as llama.cpp associates the float products.
 //
-// The activation slots are the natural elements (Q8_0 or Q8_K, the SIMD
-// layout of Acts) except for PTQ1_0, which uses its trit slot layout, so
-// its values are quantized exactly as in the matrix-vector kernels.
+// The activation slots are the natural elements (Q8_0 or Q8_K) except
+// for PTQ1_0, which uses its trit slot layout, so its values are quantized
+// exactly as in the matrix-vector kernels. A Q8_K block's 256 slots share
+// one scale, so their int32 sums run over the whole block.
 
 // gemmRows is the number of weight rows per tile (two vectors of 16 lanes).
 const gemmRows = 32
@@ -36,46 +37,76 @@ const gemmChunk = 4096
 // gemmFormat describes how one weight format enters the GEMM.
 type gemmFormat struct {
 	slots  int // activation slots per weight block
-	blocks int // 32-slot activation blocks per weight block the GEMM computes (the rest are empty)
+	blocks int // activation blocks per weight block the GEMM computes (the rest are empty)
+	span   int // slots per activation block, a multiple of 32
 	// unpack writes the codes of one weight block of one row: slot group
-	// j (four slots) at dst[j·gemmRows·4:], and returns the block's scale.
+	// j (four slots) at dst[j·groupStride:], and returns the block's scale.
 	unpack func(dst []byte, blk []byte) float32
-	// acts returns the activation layout (built on first use).
-	acts func(a *Acts, p *Pool) gemmActs
+	// acts fills in the activation layout of a (built on first use).
+	acts func(g *gemmActs, a *Acts, p *Pool)
 }
 
-// gemmActs is an activation layout: row i's slot k is q[i·stride+k]; the
-// 32-slot block starting there has its correction −Σq in sz and its scale
-// in ds at the same byte offset.
+// gemmActs is the activations as the GEMM reads them: row i's slot k is
+// q[i·stride+k], and its activation blocks (the computed ones) are
+// sd[i·sdRow:].
 type gemmActs struct {
 	q      []int8
-	sz     []int32
-	ds     []float32
 	stride int
+	sd     []gemmBlock
+	sdRow  int
 }
 
-func simdActs(k actKind) func(a *Acts, p *Pool) gemmActs {
-	return func(a *Acts, p *Pool) gemmActs {
-		t := a.prepareSIMD(p, k)
-		return gemmActs{t.qn, t.sz, t.ds, t.stride}
+// gemmBlock is one activation block: the correction −Σq for the code
+// offset 1, and the scale.
+type gemmBlock struct {
+	negSum int32
+	d      float32
+}
+
+// q8Acts serves the formats of natural slots, in activation blocks of
+// span elements.
+func q8Acts(k actKind, span int) func(g *gemmActs, a *Acts, p *Pool) {
+	return func(g *gemmActs, a *Acts, p *Pool) {
+		t := a.prepare(p, k)
+		per := span / qk
+		g.q, g.stride, g.sdRow = t.q, a.cols, a.cols/span
+		g.sd = grow(g.sd, a.n*g.sdRow)
+		for b := range g.sd {
+			var s int32
+			for _, v := range t.s[b*per : (b+1)*per] {
+				s += v
+			}
+			g.sd[b] = gemmBlock{-s, t.d[b*per]}
+		}
 	}
 }
 
-func tritActsPTQ1_0(a *Acts, p *Pool) gemmActs {
+// ptq1Acts serves PTQ1_0: levels 0..4 of each weight block's six.
+func ptq1Acts(g *gemmActs, a *Acts, p *Pool) {
 	t := a.prepareTrit(p, tritIndex(quant.PTQ1_0))
-	return gemmActs{t.q, t.sz, t.ds, t.stride}
+	rw := a.cols / quant.PTQ1_0.BlockElems
+	g.q, g.stride, g.sdRow = t.q, t.stride, rw*5
+	g.sd = grow(g.sd, a.n*g.sdRow)
+	for i := range a.n {
+		for wb := range rw {
+			for l := range 5 {
+				off := i*t.stride + wb*192 + l*qk
+				g.sd[i*g.sdRow+wb*5+l] = gemmBlock{t.sz[off/4], t.d[(i*rw+wb)*6+l]}
+			}
+		}
+	}
 }
 
 // gemmFormats lists the formats the GEMM serves.
 var gemmFormats = map[*quant.Format]*gemmFormat{
-	quant.Q2_0:    {slots: 128, blocks: 4, unpack: unpackQ2, acts: simdActs(actQ8_0)},
-	quant.PQ2_0:   {slots: 128, blocks: 4, unpack: unpackQ2, acts: simdActs(actQ8_0)},
-	quant.Q2_0g64: {slots: 64, blocks: 2, unpack: unpackQ2, acts: simdActs(actQ8_0)},
-	quant.Q1_0:    {slots: 128, blocks: 4, unpack: unpackQ1, acts: simdActs(actQ8_0)},
-	quant.TQ2_0:   {slots: 256, blocks: 8, unpack: unpackTQ2, acts: simdActs(actQ8_K)},
-	quant.TQ1_0:   {slots: 256, blocks: 8, unpack: unpackTQ1, acts: simdActs(actQ8_K)},
+	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
+	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
+	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
 	// PTQ1_0: six levels of 32 slots per block, the last one empty.
-	quant.PTQ1_0: {slots: 192, blocks: 5, unpack: unpackPTQ1, acts: tritActsPTQ1_0},
+	quant.PTQ1_0: {slots: 192, blocks: 5, span: 32, unpack: unpackPTQ1, acts: ptq1Acts},
 }
 
 // groupStride is the distance between consecutive slot groups of one row
@@ -194,10 +225,10 @@ type gemmCall struct {
 	ws     *float32 // weight scales, gemmRows per weight block
 	nb     int      // weight blocks
 	blocks int      // activation blocks per weight block
+	runs   int      // runs of 32 slots per activation block
 	gap    int      // activation bytes skipped after each weight block
-	dsz    uintptr  // byte distance from q to sz
-	dds    uintptr  // byte distance from q to ds
 	q      [gemmRowsPerCall]*int8
+	sd     [gemmRowsPerCall]*gemmBlock
 	dst    [gemmRowsPerCall]*float32
 	mask   [2]uint16 // output lanes stored, per 16 weight rows
 	add    int       // 1: add to dst instead of storing
@@ -206,20 +237,36 @@ type gemmCall struct {
 // gemmKernel computes the products of one gemmCall.
 type gemmKernel func(c *gemmCall)
 
+// gemmTile is a worker's unpacked tile chunk.
+type gemmTile struct {
+	codes []byte
+	ws    []float32
+}
+
+var (
+	gemmTiles   = sync.Pool{New: func() any { return new(gemmTile) }}
+	gemmActsBuf = sync.Pool{New: func() any { return new(gemmActs) }}
+)
+
 // matMulGEMM is MatMulActs for n > 1 on format g with kernel kern.
 func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern gemmKernel) {
-	acts := g.acts(a, p)
+	acts := gemmActsBuf.Get().(*gemmActs)
+	defer func() {
+		acts.q = nil // the pool keeps only sd
+		gemmActsBuf.Put(acts)
+	}()
+	g.acts(acts, a, p)
 	f, n, rows := w.Format, a.n, w.Rows
 	nbRow := w.Cols / f.BlockElems
-	cb := max(1, gemmChunk/g.slots) // weight blocks per chunk
-	groups := g.blocks * 8          // slot groups per weight block
-	q0 := unsafe.Pointer(&acts.q[0])
-	dsz := uintptr(unsafe.Pointer(&acts.sz[0])) - uintptr(q0)
-	dds := uintptr(unsafe.Pointer(&acts.ds[0])) - uintptr(q0)
+	cb := min(nbRow, max(1, gemmChunk/g.slots)) // weight blocks per chunk
+	groups := g.blocks * g.span / 4             // slot groups per weight block
 	tiles := (rows + gemmRows - 1) / gemmRows
 	p.For(tiles, func(lo, hi int) {
-		codes := make([]byte, min(cb, nbRow)*groups*groupStride)
-		ws := make([]float32, min(cb, nbRow)*gemmRows)
+		tile := gemmTiles.Get().(*gemmTile)
+		defer gemmTiles.Put(tile)
+		tile.codes = grow(tile.codes, cb*groups*groupStride)
+		tile.ws = grow(tile.ws, cb*gemmRows)
+		codes, ws := tile.codes, tile.ws
 		var spare [gemmRows]float32 // output of the rows past n
 		for t := lo; t < hi; t++ {
 			r0 := t * gemmRows
@@ -237,21 +284,22 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 					}
 				}
 				c := gemmCall{
-					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks,
-					gap: g.slots - 32*g.blocks, dsz: dsz, dds: dds,
+					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks, runs: g.span / 32,
+					gap:  g.slots - g.span*g.blocks,
 					mask: [2]uint16{uint16(mask), uint16(mask >> 16)},
 				}
 				if b0 > 0 {
 					c.add = 1
 				}
-				k0 := b0 * g.slots
+				k0, s0 := b0*g.slots, b0*g.blocks
 				for i := 0; i < n; i += gemmRowsPerCall {
 					for j := range gemmRowsPerCall {
 						if i+j < n {
 							c.q[j] = &acts.q[(i+j)*acts.stride+k0]
+							c.sd[j] = &acts.sd[(i+j)*acts.sdRow+s0]
 							c.dst[j] = &dst[(i+j)*rows+r0]
 						} else {
-							c.q[j], c.dst[j] = c.q[0], &spare[0]
+							c.q[j], c.sd[j], c.dst[j] = c.q[0], c.sd[0], &spare[0]
 						}
 					}
 					kern(&c)

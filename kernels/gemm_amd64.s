@@ -2,11 +2,12 @@
 
 #include "textflag.h"
 
-// gemmAVX512 is the GEMM micro-kernel (see gemm.go): four activation rows
-// (R10–R13) against 32 weight rows, two vectors of 16 lanes. Z0–Z7 are the
-// int32 sums of the current activation block (row r, vector v in Z(2r+v)),
+// gemmAVX512 is the GEMM micro-kernel (see gemm.go and gemmCall): four
+// activation rows (int8 slots at R10–R13, blocks at R8, R9, AX, DX)
+// against 32 weight rows, two vectors of 16 lanes. Z0–Z7 hold the int32
+// sums of the current activation block (row r, vector v in Z(2r+v)),
 // Z8–Z15 the weight block's float sums, Z16–Z23 the outputs, Z24/Z25 the
-// codes of one slot group.
+// codes of one slot group. X26–X28 keep gap, blocks and runs.
 
 // GROUP multiplies slot group j (the four activation bytes at off) of the
 // four rows with the codes at woff.
@@ -22,17 +23,20 @@
 	VPDPBUSD.BCST off(R13), Z24, Z6 \
 	VPDPBUSD.BCST off(R13), Z25, Z7
 
-// ACTBLOCK starts the sums of one 32-slot activation block at −Σq (sz, R8
-// bytes from q) and adds its eight slot groups.
-#define ACTBLOCK \
-	VPBROADCASTD (R10)(R8*1), Z0 \
+// ACTBLOCK starts the sums of one activation block at its correction −Σq
+// and adds its runs of 32 slots (eight slot groups each), then converts
+// the sums to float.
+#define ACTBLOCK(run) \
+	VPBROADCASTD (R8), Z0 \
 	VMOVDQA32 Z0, Z1 \
-	VPBROADCASTD (R11)(R8*1), Z2 \
+	VPBROADCASTD (R9), Z2 \
 	VMOVDQA32 Z2, Z3 \
-	VPBROADCASTD (R12)(R8*1), Z4 \
+	VPBROADCASTD (AX), Z4 \
 	VMOVDQA32 Z4, Z5 \
-	VPBROADCASTD (R13)(R8*1), Z6 \
+	VPBROADCASTD (DX), Z6 \
 	VMOVDQA32 Z6, Z7 \
+	VMOVQ X28, R14 \
+run: \
 	GROUP(0, 0) \
 	GROUP(4, 128) \
 	GROUP(8, 256) \
@@ -41,6 +45,13 @@
 	GROUP(20, 640) \
 	GROUP(24, 768) \
 	GROUP(28, 896) \
+	ADDQ $1024, SI \
+	ADDQ $32, R10 \
+	ADDQ $32, R11 \
+	ADDQ $32, R12 \
+	ADDQ $32, R13 \
+	DECQ R14 \
+	JNZ run \
 	VCVTDQ2PS Z0, Z0 \
 	VCVTDQ2PS Z1, Z1 \
 	VCVTDQ2PS Z2, Z2 \
@@ -51,49 +62,48 @@
 	VCVTDQ2PS Z7, Z7
 
 // SCALE applies op (multiply or multiply-add) with each row's activation
-// scale (ds, R9 bytes from q) to the block sums, into Z8–Z15.
+// scale to the block sums, into Z8–Z15, and moves to the next blocks.
 #define SCALE(op) \
-	op (R10)(R9*1), Z0, Z8 \
-	op (R10)(R9*1), Z1, Z9 \
-	op (R11)(R9*1), Z2, Z10 \
-	op (R11)(R9*1), Z3, Z11 \
-	op (R12)(R9*1), Z4, Z12 \
-	op (R12)(R9*1), Z5, Z13 \
-	op (R13)(R9*1), Z6, Z14 \
-	op (R13)(R9*1), Z7, Z15
-
-#define NEXTBLOCK \
-	ADDQ $1024, SI \
-	ADDQ $32, R10 \
-	ADDQ $32, R11 \
-	ADDQ $32, R12 \
-	ADDQ $32, R13
+	op 4(R8), Z0, Z8 \
+	op 4(R8), Z1, Z9 \
+	op 4(R9), Z2, Z10 \
+	op 4(R9), Z3, Z11 \
+	op 4(AX), Z4, Z12 \
+	op 4(AX), Z5, Z13 \
+	op 4(DX), Z6, Z14 \
+	op 4(DX), Z7, Z15 \
+	ADDQ $8, R8 \
+	ADDQ $8, R9 \
+	ADDQ $8, AX \
+	ADDQ $8, DX
 
 // OUT adds the dst row at DX when BX is set, and stores the two output
 // vectors of one row under the lane masks K1, K2.
 #define OUT(lo, hi) \
 	TESTQ BX, BX \
-	JZ 2(PC) \
+	JZ 3(PC) \
 	VADDPS (DX), lo, K1, lo \
-	TESTQ BX, BX \
-	JZ 2(PC) \
 	VADDPS 64(DX), hi, K2, hi \
 	VMOVUPS lo, K1, (DX) \
 	VMOVUPS hi, K2, 64(DX)
 
 // func gemmAVX512(c *gemmCall)
 TEXT ·gemmAVX512(SB), NOSPLIT, $0-8
-	MOVQ c+0(FP), AX
-	MOVQ 0(AX), SI
-	MOVQ 8(AX), DI
-	MOVQ 16(AX), CX
-	MOVQ 32(AX), R14
-	MOVQ 40(AX), R8
-	MOVQ 48(AX), R9
-	MOVQ 56(AX), R10
-	MOVQ 64(AX), R11
-	MOVQ 72(AX), R12
-	MOVQ 80(AX), R13
+	MOVQ c+0(FP), DX
+	MOVQ 0(DX), SI
+	MOVQ 8(DX), DI
+	MOVQ 16(DX), CX
+	VMOVQ 24(DX), X27
+	VMOVQ 32(DX), X28
+	VMOVQ 40(DX), X26
+	MOVQ 48(DX), R10
+	MOVQ 56(DX), R11
+	MOVQ 64(DX), R12
+	MOVQ 72(DX), R13
+	MOVQ 80(DX), R8
+	MOVQ 88(DX), R9
+	MOVQ 96(DX), AX
+	MOVQ 104(DX), DX
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
@@ -104,17 +114,15 @@ TEXT ·gemmAVX512(SB), NOSPLIT, $0-8
 	VPXORD Z23, Z23, Z23
 
 gemm_wblock:
-	MOVQ 24(AX), BX
-	ACTBLOCK
+	VMOVQ X27, BX
+	ACTBLOCK(gemm_run0)
 	SCALE(VMULPS.BCST)
-	NEXTBLOCK
 	DECQ BX
 	JZ gemm_wscale
 
 gemm_ablock:
-	ACTBLOCK
+	ACTBLOCK(gemm_run1)
 	SCALE(VFMADD231PS.BCST)
-	NEXTBLOCK
 	DECQ BX
 	JNZ gemm_ablock
 
@@ -130,23 +138,25 @@ gemm_wscale:
 	VFMADD231PS Z24, Z14, Z22
 	VFMADD231PS Z25, Z15, Z23
 	ADDQ $128, DI
-	ADDQ R14, R10
-	ADDQ R14, R11
-	ADDQ R14, R12
-	ADDQ R14, R13
+	VMOVQ X26, BX
+	ADDQ BX, R10
+	ADDQ BX, R11
+	ADDQ BX, R12
+	ADDQ BX, R13
 	DECQ CX
 	JNZ gemm_wblock
 
-	KMOVW 120(AX), K1
-	KMOVW 122(AX), K2
-	MOVQ 128(AX), BX
-	MOVQ 88(AX), DX
-	OUT(Z16, Z17)
-	MOVQ 96(AX), DX
-	OUT(Z18, Z19)
-	MOVQ 104(AX), DX
-	OUT(Z20, Z21)
+	MOVQ c+0(FP), AX
+	KMOVW 144(AX), K1
+	KMOVW 146(AX), K2
+	MOVQ 152(AX), BX
 	MOVQ 112(AX), DX
+	OUT(Z16, Z17)
+	MOVQ 120(AX), DX
+	OUT(Z18, Z19)
+	MOVQ 128(AX), DX
+	OUT(Z20, Z21)
+	MOVQ 136(AX), DX
 	OUT(Z22, Z23)
 	VZEROUPPER
 	RET

@@ -12,33 +12,33 @@ import (
 
 // gemmGo is the pure-Go twin of the assembly micro-kernel: the same
 // integer sums and the same float operations in the same order (fma32
-// rounds twice, through float64, where the assembly fuses once).
+// rounds twice, through float64, where the assembly rounds once).
 func gemmGo(c *gemmCall) {
 	const lanes = gemmRows
+	span := 32 * c.runs
 	var out [gemmRowsPerCall][lanes]float32
-	w := unsafe.Slice(c.w, c.nb*c.blocks*8*groupStride)
+	w := unsafe.Slice(c.w, c.nb*c.blocks*span/4*groupStride)
 	ws := unsafe.Slice(c.ws, c.nb*lanes)
 	for r := range gemmRowsPerCall {
-		q := unsafe.Slice(c.q[r], c.nb*(32*c.blocks+c.gap))
-		sz := func(k int) int32 { return *(*int32)(unsafe.Add(unsafe.Pointer(&q[k]), c.dsz)) }
-		ds := func(k int) float32 { return *(*float32)(unsafe.Add(unsafe.Pointer(&q[k]), c.dds)) }
+		q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
+		sd := unsafe.Slice(c.sd[r], c.nb*c.blocks)
 		k, g := 0, 0
 		for b := range c.nb {
 			var t [lanes]float32
 			for blk := range c.blocks {
 				var acc [lanes]int32
 				for l := range acc {
-					acc[l] = sz(k)
+					acc[l] = sd[b*c.blocks+blk].negSum
 				}
-				for j := range 8 {
+				for range span / 4 {
 					for l := range acc {
 						for i := range 4 {
-							acc[l] += int32(w[g*groupStride+4*l+i]) * int32(q[k+4*j+i])
+							acc[l] += int32(w[g*groupStride+4*l+i]) * int32(q[k+i])
 						}
 					}
-					g++
+					g, k = g+1, k+4
 				}
-				d := ds(k)
+				d := sd[b*c.blocks+blk].d
 				for l, v := range acc {
 					if blk == 0 {
 						t[l] = d * float32(v)
@@ -46,7 +46,6 @@ func gemmGo(c *gemmCall) {
 						t[l] = fma32(d, float32(v), t[l])
 					}
 				}
-				k += 32
 			}
 			k += c.gap
 			for l := range t {
@@ -85,74 +84,73 @@ func gemmKernels() map[string]gemmKernel {
 	return ks
 }
 
-// randCall returns a kernel call over random codes and activations: nb
-// weight blocks of the given activation blocks and gap, and random ds
-// and ws in [−1, 1) (unit: all 1, which makes every output an exact
-// integer).
-func randCall(rng *rand.Rand, nb, blocks, gap int, unit bool) (*gemmCall, [gemmRowsPerCall][]float32) {
+// gemmShape is the shape of one kernel call.
+type gemmShape struct{ nb, blocks, runs, gap int }
+
+// randCall returns a kernel call of shape s over random codes (0..3) and
+// activations, with random scales in [−1, 1) (unit: all 1, which makes
+// every output an exact integer).
+func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCall][]float32) {
 	scale := func() float32 {
 		if unit {
 			return 1
 		}
 		return rng.Float32()*2 - 1
 	}
-	codes := make([]byte, nb*blocks*8*groupStride)
+	span := 32 * s.runs
+	codes := make([]byte, s.nb*s.blocks*span/4*groupStride)
 	for i := range codes {
 		codes[i] = byte(rng.IntN(4))
 	}
-	ws := make([]float32, nb*gemmRows)
+	ws := make([]float32, s.nb*gemmRows)
 	for i := range ws {
 		ws[i] = scale()
 	}
-	const stride = 1 << 12 // a row of slots, longer than any test's
-	q := make([]int8, gemmRowsPerCall*stride)
-	sz := make([]int32, len(q)/4)
-	ds := make([]float32, len(q)/4)
-	for i := range q {
-		q[i] = int8(rng.IntN(256) - 128)
-	}
-	for b := 0; b < len(q); b += 32 {
-		var s int32
-		for _, v := range q[b : b+32] {
-			s += int32(v)
-		}
-		sz[b/4], ds[b/4] = -s, scale()
-	}
 	c := &gemmCall{
-		w: &codes[0], ws: &ws[0], nb: nb, blocks: blocks, gap: gap,
-		dsz:  uintptr(unsafe.Pointer(&sz[0])) - uintptr(unsafe.Pointer(&q[0])),
-		dds:  uintptr(unsafe.Pointer(&ds[0])) - uintptr(unsafe.Pointer(&q[0])),
+		w: &codes[0], ws: &ws[0], nb: s.nb, blocks: s.blocks, runs: s.runs, gap: s.gap,
 		mask: [2]uint16{0xffff, 0xffff},
 	}
 	var dst [gemmRowsPerCall][]float32
 	for r := range gemmRowsPerCall {
-		c.q[r] = &q[r*stride+rng.IntN(4)*32]
+		q := make([]int8, s.nb*(s.blocks*span+s.gap))
+		for i := range q {
+			q[i] = int8(rng.IntN(256) - 128)
+		}
+		sd := make([]gemmBlock, s.nb*s.blocks)
+		k := 0
+		for b := range sd {
+			var sum int32
+			for _, v := range q[k : k+span] {
+				sum += int32(v)
+			}
+			sd[b] = gemmBlock{-sum, scale()}
+			if k += span; b%s.blocks == s.blocks-1 {
+				k += s.gap
+			}
+		}
+		c.q[r], c.sd[r] = &q[0], &sd[0]
 		dst[r] = make([]float32, gemmRows)
 		c.dst[r] = &dst[r][0]
 	}
 	return c, dst
 }
 
-// TestGEMMKernel checks the micro-kernels against each other and against
-// integer sums: with unit scales every output is an exact integer (below
-// 2²⁴), which the kernels must hit exactly; with random scales the twin
-// and the assembly differ only by the twin's double rounding, at most one
-// float32 rounding of each of the ≤ 2·blocks·nb float operations per
-// output: ≤ (2·blocks·nb + 2)·2⁻²⁴·S, S the sum of the magnitudes.
+// TestGEMMKernel checks the micro-kernels against exact sums: with unit
+// scales every output is an integer below 2²⁴, which the kernels must hit
+// exactly; with random scales each of the ≤ 2·blocks·nb float operations
+// of an output rounds once (the twin's double rounding adds 2⁻⁵³ each),
+// and the reference rounds once to float32: |got − exact| ≤
+// (2·blocks·nb + 2)·2⁻²⁴·S, S the sum of the terms' magnitudes.
 func TestGEMMKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	ks := gemmKernels()
-	for _, tt := range []struct{ nb, blocks, gap int }{{1, 1, 0}, {3, 4, 0}, {5, 2, 0}, {4, 8, 0}, {3, 5, 32}} {
+	shapes := []gemmShape{{1, 1, 1, 0}, {3, 4, 1, 0}, {5, 2, 1, 0}, {3, 1, 8, 0}, {3, 5, 1, 32}, {2, 2, 3, 64}}
+	for _, s := range shapes {
 		for _, unit := range []bool{true, false} {
 			seed := rng.Uint64()
-			var ref [gemmRowsPerCall][]float32
 			for name, k := range ks {
-				c, dst := randCall(rand.New(rand.NewPCG(seed, 1)), tt.nb, tt.blocks, tt.gap, unit)
+				c, dst := randCall(rand.New(rand.NewPCG(seed, 1)), s, unit)
 				k(c)
-				if ref[0] == nil {
-					// Exact integers from the codes: the reference.
-					ref = exactCall(c, tt.nb, tt.blocks, tt.gap)
-				}
 				if unit {
 					// Once more, adding, into the first 8 and the 17th lane.
 					c.add, c.mask = 1, [2]uint16{0xff, 1}
@@ -167,13 +165,13 @@ func TestGEMMKernel(t *testing.T) {
 				}
 				for r := range dst {
 					for l, v := range dst[r] {
-						want := ref[r][l]
+						want, mag := exactCall(c, r, l)
 						tol := 0.0
 						if !unit {
-							tol = float64(2*tt.blocks*tt.nb+2) * 0x1p-24 * magCall(c, r, l)
+							tol = float64(2*s.blocks*s.nb+2) * 0x1p-24 * mag
 						}
 						if math.Abs(float64(v)-float64(want)) > tol {
-							t.Fatalf("%s %+v unit=%v: row %d lane %d = %g, want %g (±%g)", name, tt, unit, r, l, v, want, tol)
+							t.Fatalf("%s %+v unit=%v: row %d lane %d = %g, want %g (±%g)", name, s, unit, r, l, v, want, tol)
 						}
 					}
 				}
@@ -182,45 +180,30 @@ func TestGEMMKernel(t *testing.T) {
 	}
 }
 
-// callTerms returns the products of one output of c: for every weight
-// block and activation block, the integer sum Σ(c−1)·q, the activation
-// scale and the weight scale.
-func callTerms(c *gemmCall, r, l int, fn func(sum int64, d, ws float32)) {
-	w := unsafe.Slice(c.w, c.nb*c.blocks*8*groupStride)
-	q := unsafe.Slice(c.q[r], c.nb*(32*c.blocks+c.gap))
-	k, g := 0, 0
+// exactCall returns output l of activation row r of c, computed from the
+// codes as Σ (c−1)·q·d·ws in float64 and rounded to float32, and the sum
+// of the terms' magnitudes.
+func exactCall(c *gemmCall, r, l int) (float32, float64) {
+	span := 32 * c.runs
+	w := unsafe.Slice(c.w, c.nb*c.blocks*span/4*groupStride)
+	q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
+	sd := unsafe.Slice(c.sd[r], c.nb*c.blocks)
+	ws := unsafe.Slice(c.ws, c.nb*gemmRows)
+	var sum, mag float64
+	k := 0
 	for b := range c.nb {
-		ws := *(*float32)(unsafe.Add(unsafe.Pointer(c.ws), 4*(b*gemmRows+l)))
-		for range c.blocks {
+		for blk := range c.blocks {
 			var s int64
-			for j := range 32 {
-				s += int64(int(w[(g+j/4)*groupStride+4*l+j%4])-1) * int64(q[k+j])
+			for j := range span {
+				g := (b*c.blocks+blk)*span/4 + j/4
+				s += int64(int(w[g*groupStride+4*l+j%4])-1) * int64(q[k+j])
 			}
-			d := *(*float32)(unsafe.Add(unsafe.Pointer(&q[k]), c.dds))
-			fn(s, d, ws)
-			k += 32
-			g += 8
+			term := float64(s) * float64(sd[b*c.blocks+blk].d) * float64(ws[b*gemmRows+l])
+			sum += term
+			mag += math.Abs(term)
+			k += span
 		}
 		k += c.gap
 	}
-}
-
-// exactCall returns the outputs of c in float64, rounded to float32.
-func exactCall(c *gemmCall, nb, blocks, gap int) (out [gemmRowsPerCall][]float32) {
-	for r := range out {
-		out[r] = make([]float32, gemmRows)
-		for l := range out[r] {
-			var sum float64
-			callTerms(c, r, l, func(s int64, d, ws float32) { sum += float64(s) * float64(d) * float64(ws) })
-			out[r][l] = float32(sum)
-		}
-	}
-	return out
-}
-
-// magCall returns Σ|terms| of one output of c.
-func magCall(c *gemmCall, r, l int) float64 {
-	var mag float64
-	callTerms(c, r, l, func(s int64, d, ws float32) { mag += math.Abs(float64(s) * float64(d) * float64(ws)) })
-	return mag
+	return float32(sum), mag
 }
