@@ -39,9 +39,6 @@ func init() {
 	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
-	for f := range gemmFormats {
-		kernelTable[f].gemm[tierAVX512] = gemmAVX512
-	}
 }
 
 // The assembly kernels take one packed row of nb blocks and the SIMD

@@ -42,9 +42,16 @@ type gemmFormat struct {
 	// unpack writes the codes of one weight block of one row: slot group
 	// j (four slots) at dst[j·groupStride:], and returns the block's scale.
 	unpack func(dst []byte, blk []byte) float32
+	// unpack16, where the CPU has one, unpacks 16 rows at once.
+	unpack16 gemmUnpacker
 	// acts fills in the activation layout of a (built on first use).
 	acts func(g *gemmActs, a *Acts, p *Pool)
 }
+
+// gemmUnpacker unpacks nb consecutive weight blocks of 16 rows, rb bytes
+// apart from src on: the codes of row r to dst[4r:] (slot group j at
+// dst[j·groupStride+4r:]) and its scales to ws[r], ws[gemmRows+r], ….
+type gemmUnpacker func(dst *byte, ws *float32, src *byte, rb, nb int)
 
 // gemmActs is the activations as the GEMM reads them: row i's slot k is
 // q[i·stride+k], and its activation blocks (the computed ones) are
@@ -274,7 +281,13 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 			mask := uint32(1)<<nr - 1
 			for b0 := 0; b0 < nbRow; b0 += cb {
 				b1 := min(nbRow, b0+cb)
-				for r := range nr {
+				for r := 0; r < nr; r++ {
+					if r%16 == 0 && nr-r >= 16 && g.unpack16 != nil {
+						rb := w.rowBytes()
+						g.unpack16(&codes[r*4], &ws[r], &w.Data[(r0+r)*rb+b0*f.BlockBytes], rb, b1-b0)
+						r += 15
+						continue
+					}
 					row := w.row(r0 + r)
 					off := r / 16 * 64 // the vector
 					off += r % 16 * 4  // the lane

@@ -207,3 +207,38 @@ func exactCall(c *gemmCall, r, l int) (float32, float64) {
 	}
 	return float32(sum), mag
 }
+
+// TestGEMMUnpack checks the 16-row unpackers against the one-row ones:
+// the same bytes and scales.
+func TestGEMMUnpack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for f, g := range gemmFormats {
+		if g.unpack16 == nil {
+			continue
+		}
+		const rows, nb = 16, 3
+		w := randMatrix(t, f, rows, nb*f.BlockElems, rng)
+		groups := g.blocks * g.span / 4
+		want := make([]byte, nb*groups*groupStride)
+		got := make([]byte, len(want))
+		wantWS, gotWS := make([]float32, nb*gemmRows), make([]float32, nb*gemmRows)
+		for r := range rows {
+			for b := range nb {
+				blk := w.row(r)[b*f.BlockBytes : (b+1)*f.BlockBytes]
+				wantWS[b*gemmRows+r] = g.unpack(want[b*groups*groupStride+4*r:], blk)
+			}
+		}
+		g.unpack16(&got[0], &gotWS[0], &w.Data[0], w.rowBytes(), nb)
+		for i := range want {
+			if got[i] != want[i] {
+				j := i % groupStride
+				t.Fatalf("%s: group %d vector %d lane %d byte %d = %d, want %d", f, i/groupStride, j/64, j%64/4, j%4, got[i], want[i])
+			}
+		}
+		for i := range wantWS {
+			if gotWS[i] != wantWS[i] && i%gemmRows < rows {
+				t.Fatalf("%s: scale %d = %g, want %g", f, i, gotWS[i], wantWS[i])
+			}
+		}
+	}
+}
