@@ -39,6 +39,7 @@ type gemmFormat struct {
 	slots  int // activation slots per weight block
 	blocks int // activation blocks per weight block the GEMM computes (the rest are empty)
 	span   int // slots per activation block, a multiple of 32
+	groups int // slot groups computed per run of 32 slots: 8, or 7 where the last is padding
 	// unpack writes the codes of one weight block of one row: slot group
 	// j (four slots) at dst[j·groupStride:], and returns the block's scale.
 	unpack func(dst []byte, blk []byte) float32
@@ -106,14 +107,15 @@ func ptq1Acts(g *gemmActs, a *Acts, p *Pool) {
 
 // gemmFormats lists the formats the GEMM serves.
 var gemmFormats = map[*quant.Format]*gemmFormat{
-	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
-	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
-	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
-	// PTQ1_0: six levels of 32 slots per block, the last one empty.
-	quant.PTQ1_0: {slots: 192, blocks: 5, span: 32, unpack: unpackPTQ1, acts: ptq1Acts},
+	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
+	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, groups: 8, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
+	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, groups: 8, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
+	// PTQ1_0: six levels of 32 slots per block, the last one empty, and
+	// lanes 26..31 of the others padding.
+	quant.PTQ1_0: {slots: 192, blocks: 5, span: 32, groups: 7, unpack: unpackPTQ1, acts: ptq1Acts},
 }
 
 // groupStride is the distance between consecutive slot groups of one row
@@ -213,14 +215,16 @@ func unpackTQ1(dst, blk []byte) float32 {
 }
 
 // unpackPTQ1 writes PTQ1_0 in its slot order: slot 32n+ℓ is trit n of
-// byte ℓ (ℓ < 26) for the levels n < 5. Slots 26..31 of a level hold zero
-// activations, so their codes do not matter.
+// byte ℓ (ℓ < 26) for the levels n < 5, seven slot groups per level.
+// Slots 26..31 of a level hold zero activations, so their codes do not
+// matter.
 func unpackPTQ1(dst, blk []byte) float32 {
+	qh := uint64(binary.LittleEndian.Uint32(blk[24:]))
 	for n := range 5 {
 		for m := 0; m < 24; m += 8 {
-			putTrits(dst, 8*n+m/4, binary.LittleEndian.Uint64(blk[m:]), n)
+			putTrits(dst, 7*n+m/4, binary.LittleEndian.Uint64(blk[m:]), n)
 		}
-		putTrits(dst, 8*n+6, uint64(binary.LittleEndian.Uint32(blk[24:])), n)
+		binary.LittleEndian.PutUint32(dst[(7*n+6)*groupStride:], uint32(trits8(qh, n)))
 	}
 	return fp16(blk[26:])
 }
@@ -239,6 +243,7 @@ type gemmCall struct {
 	dst    [gemmRowsPerCall]*float32
 	mask   [2]uint16 // output lanes stored, per 16 weight rows
 	add    int       // 1: add to dst instead of storing
+	groups int       // slot groups per run (the assembly has a kernel per value)
 }
 
 // gemmKernel computes the products of one gemmCall.
@@ -266,7 +271,7 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 	f, n, rows := w.Format, a.n, w.Rows
 	nbRow := w.Cols / f.BlockElems
 	cb := min(nbRow, max(1, gemmChunk/g.slots)) // weight blocks per chunk
-	groups := g.blocks * g.span / 4             // slot groups per weight block
+	groups := g.blocks * g.span / 32 * g.groups // slot groups per weight block
 	tiles := (rows + gemmRows - 1) / gemmRows
 	p.For(tiles, func(lo, hi int) {
 		tile := gemmTiles.Get().(*gemmTile)
@@ -297,7 +302,7 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 					}
 				}
 				c := gemmCall{
-					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks, runs: g.span / 32,
+					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks, runs: g.span / 32, groups: g.groups,
 					gap:  g.slots - g.span*g.blocks,
 					mask: [2]uint16{uint16(mask), uint16(mask >> 16)},
 				}

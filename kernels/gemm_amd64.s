@@ -23,10 +23,33 @@
 	VPDPBUSD.BCST off(R13), Z24, Z6 \
 	VPDPBUSD.BCST off(R13), Z25, Z7
 
+// RUN8 adds a run of 32 slots, eight slot groups; RUN7 the first seven
+// (PTQ1_0, whose last group is padding).
+#define RUN8 \
+	GROUP(0, 0) \
+	GROUP(4, 128) \
+	GROUP(8, 256) \
+	GROUP(12, 384) \
+	GROUP(16, 512) \
+	GROUP(20, 640) \
+	GROUP(24, 768) \
+	GROUP(28, 896) \
+	ADDQ $1024, SI
+
+#define RUN7 \
+	GROUP(0, 0) \
+	GROUP(4, 128) \
+	GROUP(8, 256) \
+	GROUP(12, 384) \
+	GROUP(16, 512) \
+	GROUP(20, 640) \
+	GROUP(24, 768) \
+	ADDQ $896, SI
+
 // ACTBLOCK starts the sums of one activation block at its correction −Σq
-// and adds its runs of 32 slots (eight slot groups each), then converts
-// the sums to float.
-#define ACTBLOCK(run) \
+// and adds its runs of 32 slots (R14 counts them), then converts the sums
+// to float.
+#define ACTBLOCK(RUN, run) \
 	VPBROADCASTD (R8), Z0 \
 	VMOVDQA32 Z0, Z1 \
 	VPBROADCASTD (R9), Z2 \
@@ -37,15 +60,7 @@
 	VMOVDQA32 Z6, Z7 \
 	VMOVQ X28, R14 \
 run: \
-	GROUP(0, 0) \
-	GROUP(4, 128) \
-	GROUP(8, 256) \
-	GROUP(12, 384) \
-	GROUP(16, 512) \
-	GROUP(20, 640) \
-	GROUP(24, 768) \
-	GROUP(28, 896) \
-	ADDQ $1024, SI \
+	RUN \
 	ADDQ $32, R10 \
 	ADDQ $32, R11 \
 	ADDQ $32, R12 \
@@ -87,79 +102,87 @@ run: \
 	VMOVUPS lo, K1, (DX) \
 	VMOVUPS hi, K2, 64(DX)
 
+// KERNEL is the micro-kernel with runs of RUN.
+#define KERNEL(RUN) \
+	MOVQ c+0(FP), DX \
+	MOVQ 0(DX), SI \
+	MOVQ 8(DX), DI \
+	MOVQ 16(DX), CX \
+	VMOVQ 24(DX), X27 \
+	VMOVQ 32(DX), X28 \
+	VMOVQ 40(DX), X26 \
+	MOVQ 48(DX), R10 \
+	MOVQ 56(DX), R11 \
+	MOVQ 64(DX), R12 \
+	MOVQ 72(DX), R13 \
+	MOVQ 80(DX), R8 \
+	MOVQ 88(DX), R9 \
+	MOVQ 96(DX), AX \
+	MOVQ 104(DX), DX \
+	VPXORD Z16, Z16, Z16 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z20, Z20, Z20 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z23, Z23, Z23 \
+\
+gemm_wblock: \
+	VMOVQ X27, BX \
+	ACTBLOCK(RUN, gemm_run0) \
+	SCALE(VMULPS.BCST) \
+	DECQ BX \
+	JZ gemm_wscale \
+\
+gemm_ablock: \
+	ACTBLOCK(RUN, gemm_run1) \
+	SCALE(VFMADD231PS.BCST) \
+	DECQ BX \
+	JNZ gemm_ablock \
+\
+gemm_wscale: \
+	VMOVUPS (DI), Z24 \
+	VMOVUPS 64(DI), Z25 \
+	VFMADD231PS Z24, Z8, Z16 \
+	VFMADD231PS Z25, Z9, Z17 \
+	VFMADD231PS Z24, Z10, Z18 \
+	VFMADD231PS Z25, Z11, Z19 \
+	VFMADD231PS Z24, Z12, Z20 \
+	VFMADD231PS Z25, Z13, Z21 \
+	VFMADD231PS Z24, Z14, Z22 \
+	VFMADD231PS Z25, Z15, Z23 \
+	ADDQ $128, DI \
+	VMOVQ X26, BX \
+	ADDQ BX, R10 \
+	ADDQ BX, R11 \
+	ADDQ BX, R12 \
+	ADDQ BX, R13 \
+	DECQ CX \
+	JNZ gemm_wblock \
+\
+	MOVQ c+0(FP), AX \
+	KMOVW 144(AX), K1 \
+	KMOVW 146(AX), K2 \
+	MOVQ 152(AX), BX \
+	MOVQ 112(AX), DX \
+	OUT(Z16, Z17) \
+	MOVQ 120(AX), DX \
+	OUT(Z18, Z19) \
+	MOVQ 128(AX), DX \
+	OUT(Z20, Z21) \
+	MOVQ 136(AX), DX \
+	OUT(Z22, Z23) \
+	VZEROUPPER \
+	RET
+
 // func gemmAVX512(c *gemmCall)
 TEXT ·gemmAVX512(SB), NOSPLIT, $0-8
-	MOVQ c+0(FP), DX
-	MOVQ 0(DX), SI
-	MOVQ 8(DX), DI
-	MOVQ 16(DX), CX
-	VMOVQ 24(DX), X27
-	VMOVQ 32(DX), X28
-	VMOVQ 40(DX), X26
-	MOVQ 48(DX), R10
-	MOVQ 56(DX), R11
-	MOVQ 64(DX), R12
-	MOVQ 72(DX), R13
-	MOVQ 80(DX), R8
-	MOVQ 88(DX), R9
-	MOVQ 96(DX), AX
-	MOVQ 104(DX), DX
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
+	KERNEL(RUN8)
 
-gemm_wblock:
-	VMOVQ X27, BX
-	ACTBLOCK(gemm_run0)
-	SCALE(VMULPS.BCST)
-	DECQ BX
-	JZ gemm_wscale
-
-gemm_ablock:
-	ACTBLOCK(gemm_run1)
-	SCALE(VFMADD231PS.BCST)
-	DECQ BX
-	JNZ gemm_ablock
-
-gemm_wscale:
-	VMOVUPS (DI), Z24
-	VMOVUPS 64(DI), Z25
-	VFMADD231PS Z24, Z8, Z16
-	VFMADD231PS Z25, Z9, Z17
-	VFMADD231PS Z24, Z10, Z18
-	VFMADD231PS Z25, Z11, Z19
-	VFMADD231PS Z24, Z12, Z20
-	VFMADD231PS Z25, Z13, Z21
-	VFMADD231PS Z24, Z14, Z22
-	VFMADD231PS Z25, Z15, Z23
-	ADDQ $128, DI
-	VMOVQ X26, BX
-	ADDQ BX, R10
-	ADDQ BX, R11
-	ADDQ BX, R12
-	ADDQ BX, R13
-	DECQ CX
-	JNZ gemm_wblock
-
-	MOVQ c+0(FP), AX
-	KMOVW 144(AX), K1
-	KMOVW 146(AX), K2
-	MOVQ 152(AX), BX
-	MOVQ 112(AX), DX
-	OUT(Z16, Z17)
-	MOVQ 120(AX), DX
-	OUT(Z18, Z19)
-	MOVQ 128(AX), DX
-	OUT(Z20, Z21)
-	MOVQ 136(AX), DX
-	OUT(Z22, Z23)
-	VZEROUPPER
-	RET
+// func gemm7AVX512(c *gemmCall)
+TEXT ·gemm7AVX512(SB), NOSPLIT, $0-8
+	KERNEL(RUN7)
 
 // The unpackers take 16 weight rows at a time: lane r of Z31 holds r·rb,
 // so one gather reads the same four bytes of every row's block, and each
@@ -561,11 +584,9 @@ unpacktq1_b:
 
 // func unpackPTQ1AVX512(dst *byte, ws *float32, src *byte, rb, nb int)
 //
-// The slot order of unpackPTQ1: bytes 4j..4j+3 hold groups 8n+j; group
-// 8n+7 is padding, stored as zeros.
+// The slot order of unpackPTQ1: bytes 4j..4j+3 hold groups 7n+j.
 TEXT ·unpackPTQ1AVX512(SB), NOSPLIT, $0-40
 	TRITINIT
-	VPXORD Z1, Z1, Z1
 
 unpackptq1_block:
 	SCALES(24, 16)
@@ -574,15 +595,10 @@ unpackptq1_block:
 	MOVQ $7, BX
 
 unpackptq1_byte:
-	TRITS4((R8), 1024)
-	TRIT(4096)
+	TRITS4((R8), 896)
+	TRIT(3584)
 	ADDQ $4, R8
 	ADDQ $128, R9
 	DECQ BX
 	JNZ unpackptq1_byte
-	VMOVDQU32 Z1, (R9)
-	VMOVDQU32 Z1, 1024(R9)
-	VMOVDQU32 Z1, 2048(R9)
-	VMOVDQU32 Z1, 3072(R9)
-	VMOVDQU32 Z1, 4096(R9)
-	NEXTBLOCK(28, 40, unpackptq1_block)
+	NEXTBLOCK(28, 35, unpackptq1_block)

@@ -17,7 +17,7 @@ func gemmGo(c *gemmCall) {
 	const lanes = gemmRows
 	span := 32 * c.runs
 	var out [gemmRowsPerCall][lanes]float32
-	w := unsafe.Slice(c.w, c.nb*c.blocks*span/4*groupStride)
+	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*c.groups*groupStride)
 	ws := unsafe.Slice(c.ws, c.nb*lanes)
 	for r := range gemmRowsPerCall {
 		q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
@@ -30,13 +30,16 @@ func gemmGo(c *gemmCall) {
 				for l := range acc {
 					acc[l] = sd[b*c.blocks+blk].negSum
 				}
-				for range span / 4 {
-					for l := range acc {
-						for i := range 4 {
-							acc[l] += int32(w[g*groupStride+4*l+i]) * int32(q[k+i])
+				for range c.runs {
+					for j := range c.groups {
+						for l := range acc {
+							for i := range 4 {
+								acc[l] += int32(w[g*groupStride+4*l+i]) * int32(q[k+4*j+i])
+							}
 						}
+						g++
 					}
-					g, k = g+1, k+4
+					k += 32
 				}
 				d := sd[b*c.blocks+blk].d
 				for l, v := range acc {
@@ -72,12 +75,16 @@ func fma32(x, y, z float32) float32 {
 	return float32(math.FMA(float64(x), float64(y), float64(z)))
 }
 
-// gemmKernels returns the micro-kernels to test: the Go twin and, where
-// this machine runs it, the assembly.
-func gemmKernels() map[string]gemmKernel {
+// gemmKernels returns the micro-kernels to test for runs of groups slot
+// groups: the Go twin and, where this machine runs it, the assembly.
+func gemmKernels(groups int) map[string]gemmKernel {
 	ks := map[string]gemmKernel{"go": gemmGo}
+	f := quant.Q2_0
+	if groups == 7 {
+		f = quant.PTQ1_0
+	}
 	if hwTier >= tierAVX512 {
-		if k := kernelsFor(quant.Q2_0).gemm[tierAVX512]; k != nil {
+		if k := kernelsFor(f).gemm[tierAVX512]; k != nil {
 			ks["asm"] = k
 		}
 	}
@@ -85,7 +92,7 @@ func gemmKernels() map[string]gemmKernel {
 }
 
 // gemmShape is the shape of one kernel call.
-type gemmShape struct{ nb, blocks, runs, gap int }
+type gemmShape struct{ nb, blocks, runs, groups, gap int }
 
 // randCall returns a kernel call of shape s over random codes (0..3) and
 // activations, with random scales in [−1, 1) (unit: all 1, which makes
@@ -98,7 +105,7 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 		return rng.Float32()*2 - 1
 	}
 	span := 32 * s.runs
-	codes := make([]byte, s.nb*s.blocks*span/4*groupStride)
+	codes := make([]byte, s.nb*s.blocks*s.runs*s.groups*groupStride)
 	for i := range codes {
 		codes[i] = byte(rng.IntN(4))
 	}
@@ -107,7 +114,7 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 		ws[i] = scale()
 	}
 	c := &gemmCall{
-		w: &codes[0], ws: &ws[0], nb: s.nb, blocks: s.blocks, runs: s.runs, gap: s.gap,
+		w: &codes[0], ws: &ws[0], nb: s.nb, blocks: s.blocks, runs: s.runs, groups: s.groups, gap: s.gap,
 		mask: [2]uint16{0xffff, 0xffff},
 	}
 	var dst [gemmRowsPerCall][]float32
@@ -119,9 +126,11 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 		sd := make([]gemmBlock, s.nb*s.blocks)
 		k := 0
 		for b := range sd {
-			var sum int32
-			for _, v := range q[k : k+span] {
-				sum += int32(v)
+			var sum int32 // over the slots computed
+			for j, v := range q[k : k+span] {
+				if j%32 < 4*s.groups {
+					sum += int32(v)
+				}
 			}
 			sd[b] = gemmBlock{-sum, scale()}
 			if k += span; b%s.blocks == s.blocks-1 {
@@ -143,9 +152,9 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 // (2·blocks·nb + 2)·2⁻²⁴·S, S the sum of the terms' magnitudes.
 func TestGEMMKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	ks := gemmKernels()
-	shapes := []gemmShape{{1, 1, 1, 0}, {3, 4, 1, 0}, {5, 2, 1, 0}, {3, 1, 8, 0}, {3, 5, 1, 32}, {2, 2, 3, 64}}
+	shapes := []gemmShape{{1, 1, 1, 8, 0}, {3, 4, 1, 8, 0}, {5, 2, 1, 8, 0}, {3, 1, 8, 8, 0}, {3, 5, 1, 7, 32}, {2, 2, 3, 7, 64}}
 	for _, s := range shapes {
+		ks := gemmKernels(s.groups)
 		for _, unit := range []bool{true, false} {
 			seed := rng.Uint64()
 			for name, k := range ks {
@@ -185,7 +194,7 @@ func TestGEMMKernel(t *testing.T) {
 // of the terms' magnitudes.
 func exactCall(c *gemmCall, r, l int) (float32, float64) {
 	span := 32 * c.runs
-	w := unsafe.Slice(c.w, c.nb*c.blocks*span/4*groupStride)
+	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*c.groups*groupStride)
 	q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
 	sd := unsafe.Slice(c.sd[r], c.nb*c.blocks)
 	ws := unsafe.Slice(c.ws, c.nb*gemmRows)
@@ -195,7 +204,10 @@ func exactCall(c *gemmCall, r, l int) (float32, float64) {
 		for blk := range c.blocks {
 			var s int64
 			for j := range span {
-				g := (b*c.blocks+blk)*span/4 + j/4
+				if j%32 >= 4*c.groups {
+					continue // padding
+				}
+				g := ((b*c.blocks+blk)*c.runs+j/32)*c.groups + j%32/4
 				s += int64(int(w[g*groupStride+4*l+j%4])-1) * int64(q[k+j])
 			}
 			term := float64(s) * float64(sd[b*c.blocks+blk].d) * float64(ws[b*gemmRows+l])
@@ -218,7 +230,7 @@ func TestGEMMUnpack(t *testing.T) {
 		}
 		const rows, nb = 16, 3
 		w := randMatrix(t, f, rows, nb*f.BlockElems, rng)
-		groups := g.blocks * g.span / 4
+		groups := g.blocks * g.span / 32 * g.groups
 		want := make([]byte, nb*groups*groupStride)
 		got := make([]byte, len(want))
 		wantWS, gotWS := make([]float32, nb*gemmRows), make([]float32, nb*gemmRows)
