@@ -254,3 +254,32 @@ func TestGEMMUnpack(t *testing.T) {
 		}
 	}
 }
+
+// TestGEMMGo runs the GEMM with the Go twin (every build has it) on every
+// format, with partial tiles, activation rows past a multiple of four and
+// several K chunks, against the exact products within the TestTiers bound.
+func TestGEMMGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	p := NewPool(2)
+	defer p.Close()
+	for f, g := range gemmFormats {
+		cols := 2 * gemmChunk / g.slots * f.BlockElems
+		cols += f.BlockElems * 3 // a partial chunk
+		const n = 6
+		w := randMatrix(t, f, gemmRows+5, cols, rng)
+		var a Acts
+		p.Quantize(&a, randActs(n, cols, rng), n, cols)
+		dst := make([]float32, n*w.Rows)
+		p.matMulGEMM(dst, w, &a, g, gemmGo)
+		for i := range n {
+			for r := range w.Rows {
+				// Only PTQ1_0 reads its trit layout (TQ1_0's holds the same
+				// values as its natural Q8_K activations).
+				ref, mag := exactRef(p, w, &a, i, r, f == quant.PTQ1_0)
+				if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > bound(f, cols)*0x1p-23*mag {
+					t.Fatalf("%s [%d,%d]: got %g want %g", f, i, r, got, ref)
+				}
+			}
+		}
+	}
+}
