@@ -79,13 +79,15 @@ func q8Acts(k actKind, span int) func(g *gemmActs, a *Acts, p *Pool) {
 		per := span / qk
 		g.q, g.stride, g.sdRow = t.q, a.cols, a.cols/span
 		g.sd = grow(g.sd, a.n*g.sdRow)
-		for b := range g.sd {
-			var s int32
-			for _, v := range t.s[b*per : (b+1)*per] {
-				s += v
+		p.forGrain(len(g.sd), 1<<12, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				var s int32
+				for _, v := range t.s[b*per : (b+1)*per] {
+					s += v
+				}
+				g.sd[b] = gemmBlock{-s, t.d[b*per]}
 			}
-			g.sd[b] = gemmBlock{-s, t.d[b*per]}
-		}
+		})
 	}
 }
 
@@ -95,14 +97,16 @@ func ptq1Acts(g *gemmActs, a *Acts, p *Pool) {
 	rw := a.cols / quant.PTQ1_0.BlockElems
 	g.q, g.stride, g.sdRow = t.q, t.stride, rw*5
 	g.sd = grow(g.sd, a.n*g.sdRow)
-	for i := range a.n {
-		for wb := range rw {
-			for l := range 5 {
-				off := i*t.stride + wb*192 + l*qk
-				g.sd[i*g.sdRow+wb*5+l] = gemmBlock{t.sz[off/4], t.d[(i*rw+wb)*6+l]}
+	p.forGrain(a.n, 16, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for wb := range rw {
+				for l := range 5 {
+					off := i*t.stride + wb*192 + l*qk
+					g.sd[i*g.sdRow+wb*5+l] = gemmBlock{t.sz[off/4], t.d[(i*rw+wb)*6+l]}
+				}
 			}
 		}
-	}
+	})
 }
 
 // gemmFormats lists the formats the GEMM serves.
