@@ -67,8 +67,8 @@ type kernel struct {
 	lut   *lutKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
-	// planes[t]: dot[t] reads this plane layout
-	// (preparePlanes) instead of the SIMD one.
+	// planes[t]: dot[t] reads this plane layout (preparePlanes) instead
+	// of the SIMD one.
 	planes [numTiers]planeLayout
 	gemm   [numTiers]gemmKernel // serves n > 1 at that tier (see gemm.go)
 }
