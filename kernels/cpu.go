@@ -59,33 +59,29 @@ func useTier(name string) (restore func(), err error) {
 // dotFn returns Σ_j W[j]·x[j] for one packed row and activation row i.
 type dotFn func(w []byte, a *Acts, i int) float32
 
-// dot4Fn computes the products of packed weights w (whole blocks) with
-// activation rows i .. i+3 from element k0 on, into out[0:4].
-type dot4Fn func(w []byte, a *Acts, i, k0 int, out *[4]float32)
-
 // kernel is one format's implementations by tier; a nil entry falls back
-// to the next lower tier. dot4, where present, serves n > 1 at that tier.
+// to the next lower tier. gemm, where present, serves n > 1 at that tier.
 // Formats with a swar kernel use it instead of dot in the generic tier.
 type kernel struct {
 	dot   [numTiers]dotFn
-	dot4  [numTiers]dot4Fn
 	swar  *swarKernel
 	float bool    // float activations (F32, F16, BF16)
 	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
-	// planes[t]: dot[t] and dot4[t] read this plane layout
-	// (preparePlanes) instead of the SIMD one.
+	// planes[t]: dot[t] reads this plane layout (preparePlanes) instead
+	// of the SIMD one.
 	planes [numTiers]planeLayout
+	gemm   [numTiers]gemmKernel // serves n > 1 at that tier (see gemm.go)
 }
 
-// pick returns the implementations for tier t (dot4 may be nil) and the
-// tier they belong to (lower than t where t has none).
-func (k *kernel) pick(t int) (dotFn, dot4Fn, int) {
+// pick returns the implementation for tier t and the tier it belongs to
+// (lower than t where t has none).
+func (k *kernel) pick(t int) (dotFn, int) {
 	for ; t > tierGeneric; t-- {
 		if k.dot[t] != nil {
-			return k.dot[t], k.dot4[t], t
+			return k.dot[t], t
 		}
 	}
-	return k.dot[tierGeneric], nil, tierGeneric
+	return k.dot[tierGeneric], tierGeneric
 }
 
 var kernelTable = map[*quant.Format]*kernel{

@@ -39,37 +39,6 @@ func init() {
 	}
 	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
 	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
-	for f, fn := range map[*quant.Format]dot4Fn{
-		quant.Q2_0: dot4Q2_0Planes, quant.PQ2_0: dot4Q2_0Planes, quant.Q2_0g64: dot4Q2_0g64Planes,
-		quant.TQ2_0: dot4TQ2_0Planes, quant.Q1_0: dot4Q1_0Planes, quant.PTQ1_0: dot4PTQ1_0, quant.TQ1_0: dot4TQ1_0,
-	} {
-		kernelTable[f].dot4[tierAVX512] = fn
-	}
-}
-
-// The four-row AVX-512 kernels (dot4_amd64.s): rows i..i+3 of each
-// activation layout lie stride bytes apart.
-
-//go:noescape
-func q2x4AVX512(w *byte, nb, kb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-//go:noescape
-func q1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-//go:noescape
-func ptq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-//go:noescape
-func tq1x4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-func dot4PTQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := tritRow(a, i, k0, 0)
-	ptq1x4AVX512(&w[0], len(w)/28, q, sz, ds, a.trit[0].stride, &out[0])
-}
-
-func dot4TQ1_0(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := tritRow(a, i, k0, 1)
-	tq1x4AVX512(&w[0], len(w)/54, q, sz, ds, a.trit[1].stride, &out[0])
 }
 
 // The assembly kernels take one packed row of nb blocks and the SIMD
@@ -163,65 +132,17 @@ func tq2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 //go:noescape
 func q1pAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
 
-// The four-row plane kernels: rows i..i+3 of the plane layout lie stride
-// bytes apart.
-
-//go:noescape
-func q2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-//go:noescape
-func tq2p4AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
 // planeRow returns pointers to activation row i in plane layout l.
 func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
-	return planeRowAt(a, l, i, 0)
-}
-
-// planeRowAt is planeRow from element k0 on, a multiple of the layout's
-// chunk size.
-func planeRowAt(a *Acts, l planeLayout, i, k0 int) (*int8, *int32, *float32) {
 	t, lanes := &a.planes[l], planeInfo[l].lanes
-	off := i*t.stride + k0
+	off := i * t.stride
 	return &t.q[off], &t.sz[off/lanes], &t.ds[off/lanes]
 }
 
-func dot4Q2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := planeRowAt(a, planeQ2, i, k0)
-	q2p4AVX512(&w[0], len(w)/34, q, sz, ds, a.planes[planeQ2].stride, &out[0])
-}
-
-// q1p4AVX512 takes nc 512-element chunks (four blocks).
+// q2gpAVX512 takes nc 256-element chunks (four blocks).
 //
 //go:noescape
-func q1p4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
-
-// dot4Q1_0Planes runs the four-row plane kernel over the whole 512-element
-// chunks and the old four-row kernel over the remaining blocks.
-func dot4Q1_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	nb := len(w) / 18
-	nc := nb / 4
-	*out = [4]float32{}
-	if nc > 0 {
-		q, sz, ds := planeRowAt(a, planeQ1, i, k0)
-		q1p4AVX512(&w[0], nc, q, sz, ds, a.planes[planeQ1].stride, &out[0])
-	}
-	if nb > 4*nc {
-		var rest [4]float32
-		q, sz, ds := simdRow(a, actQ8_0, i, k0+512*nc, false)
-		q1x4AVX512(&w[72*nc], nb-4*nc, q, sz, ds, a.q8[actQ8_0].stride, &rest[0])
-		for j, v := range rest {
-			out[j] += v
-		}
-	}
-}
-
-// The Q2_0_g64 plane kernels take nc 256-element chunks (four blocks).
-
-//go:noescape
 func q2gpAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
-
-//go:noescape
-func q2gp4AVX512(w *byte, nc int, q *int8, sz *int32, ds *float32, stride int, out *float32)
 
 // dotQ2_0g64Planes runs the plane kernel over the whole 256-element chunks
 // and the single-row kernel over the remaining blocks.
@@ -238,30 +159,6 @@ func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
 		sum += q2AVX512(&w[72*nc], nb-4*nc, 2, q, sz, ds)
 	}
 	return sum
-}
-
-// dot4Q2_0g64Planes is dotQ2_0g64Planes for four rows.
-func dot4Q2_0g64Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	nb := len(w) / 18
-	nc := nb / 4
-	*out = [4]float32{}
-	if nc > 0 {
-		q, sz, ds := planeRowAt(a, planeQ2, i, k0)
-		q2gp4AVX512(&w[0], nc, q, sz, ds, a.planes[planeQ2].stride, &out[0])
-	}
-	if nb > 4*nc {
-		var rest [4]float32
-		q, sz, ds := simdRow(a, actQ8_0, i, k0+256*nc, true)
-		q2x4AVX512(&w[72*nc], nb-4*nc, 2, q, sz, ds, a.q8[actQ8_0].stride, &rest[0])
-		for j, v := range rest {
-			out[j] += v
-		}
-	}
-}
-
-func dot4TQ2_0Planes(w []byte, a *Acts, i, k0 int, out *[4]float32) {
-	q, sz, ds := planeRowAt(a, planeTQ2, i, k0)
-	tq2p4AVX512(&w[0], len(w)/66, q, sz, ds, a.planes[planeTQ2].stride, &out[0])
 }
 
 func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {

@@ -26,16 +26,12 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
 	p.MatMulActs(dst, w, &p.scratch)
 }
 
-// Tile sizes for n > 1: a worker takes rowTile weight rows and passes up to
-// actTileBytes of activation rows over them, so both stay in L2 while every
-// pair is formed; the four-row kernels further split K into chunks so that
-// their activations stay in L1 or near it (2048 measured 5–15 % faster than
-// 1024 for every format at the 1.7B prefill shapes, 4096 slower again for
-// the formats whose layout takes ≈ 5 bytes per activation).
+// Tile sizes for n > 1 without a GEMM kernel: a worker takes rowTile
+// weight rows and passes up to actTileBytes of activation rows over them,
+// so both stay in L2 while every pair is formed.
 const (
 	rowTile      = 16
 	actTileBytes = 512 << 10
-	kChunk       = 2048 // activations per K chunk of the four-row kernels
 )
 
 // MatMulActs is MatMul with activations quantized beforehand by Quantize.
@@ -48,7 +44,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 		panic(fmt.Sprintf("kernels: activations have %d columns, matrix %d", a.cols, w.Cols))
 	}
 	w.check(dst, a.n)
-	dot, dot4, t := k.pick(tier)
+	dot, t := k.pick(tier)
+	if kern := k.gemm[t]; kern != nil && a.n > 1 {
+		p.matMulGEMM(dst, w, a, gemmFormats[w.Format], kern)
+		return
+	}
 	simd := t > tierGeneric
 	if !simd && k.swar != nil {
 		p.matMulSwar(dst, w, a, k.swar, k.act)
@@ -80,48 +80,17 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 		})
 		return
 	}
-	// A tile holds a multiple of 4 activation rows (the four-row kernels)
-	// of about 3 bytes per value (int8, correction and scale lanes).
-	actTile := max(4, actTileBytes/(3*a.cols)/4*4)
+	// An activation row takes about 3 bytes per value (int8, correction
+	// and scale lanes).
+	actTile := max(1, actTileBytes/(3*a.cols))
 	tiles := (rows + rowTile - 1) / rowTile
-	f := w.Format
-	kc := max(f.BlockElems, kChunk/f.BlockElems*f.BlockElems)
 	p.For(tiles, func(lo, hi int) {
-		var out [4]float32
 		for i0 := 0; i0 < n; i0 += actTile {
 			i1 := min(n, i0+actTile)
-			for r0 := lo * rowTile; r0 < min(rows, hi*rowTile); r0 += rowTile {
-				r1 := min(rows, r0+rowTile)
-				i := i0
-				if dot4 != nil {
-					// Four activation rows at a time, in K chunks that stay
-					// in L1 while every row of the tile passes over them.
-					for ; i+4 <= i1; i += 4 {
-						for k0 := 0; k0 < w.Cols; k0 += kc {
-							b0 := k0 / f.BlockElems * f.BlockBytes
-							b1 := min(w.Cols, k0+kc) / f.BlockElems * f.BlockBytes
-							for r := r0; r < r1; r++ {
-								dot4(w.row(r)[b0:b1], a, i, k0, &out)
-								if k0 == 0 {
-									dst[i*rows+r] = out[0]
-									dst[(i+1)*rows+r] = out[1]
-									dst[(i+2)*rows+r] = out[2]
-									dst[(i+3)*rows+r] = out[3]
-								} else {
-									dst[i*rows+r] += out[0]
-									dst[(i+1)*rows+r] += out[1]
-									dst[(i+2)*rows+r] += out[2]
-									dst[(i+3)*rows+r] += out[3]
-								}
-							}
-						}
-					}
-				}
-				for r := r0; r < r1; r++ {
-					row := w.row(r)
-					for j := i; j < i1; j++ {
-						dst[j*rows+r] = dot(row, a, j)
-					}
+			for r := lo * rowTile; r < min(rows, hi*rowTile); r++ {
+				row := w.row(r)
+				for i := i0; i < i1; i++ {
+					dst[i*rows+r] = dot(row, a, i)
 				}
 			}
 		}
