@@ -123,9 +123,7 @@ func (a *Acts) prepare(p *Pool, k actKind) *int8Acts {
 	switch k {
 	case actQ8_0:
 		p.forGrain(nb, 64, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				t.d[b], t.s[b] = quantizeBlock(t.q[b*qk:(b+1)*qk], a.x[b*qk:(b+1)*qk])
-			}
+			quantizeQ8_0(t.q[lo*qk:hi*qk], t.d[lo:hi], t.s[lo:hi], a.x[lo*qk:hi*qk])
 		})
 	case actQ8_K:
 		const per = qkK / qk
