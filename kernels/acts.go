@@ -128,17 +128,7 @@ func (a *Acts) prepare(p *Pool, k actKind) *int8Acts {
 	case actQ8_K:
 		const per = qkK / qk
 		p.forGrain(nb/per, 8, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				q := t.q[b*qkK : (b+1)*qkK]
-				d := quantizeBlockK(q, a.x[b*qkK:(b+1)*qkK])
-				for j := range per {
-					var s int32
-					for _, v := range q[j*qk : (j+1)*qk] {
-						s += int32(v)
-					}
-					t.d[b*per+j], t.s[b*per+j] = d, s
-				}
-			}
+			quantizeQ8_K(t.q[lo*qkK:hi*qkK], t.d[lo*per:hi*per], t.s[lo*per:hi*per], a.x[lo*qkK:hi*qkK])
 		})
 	}
 	t.ok = true

@@ -11,6 +11,9 @@ package kernels
 func quantQ8_0AVX512(x *float32, nb int, q *int8, d *float32, s *int32)
 
 //go:noescape
+func quantQ8_KAVX512(x *float32, nb int, q *int8, d *float32, s *int32)
+
+//go:noescape
 func planeQ2AVX512(dst, src *int8, nv int)
 
 //go:noescape
@@ -24,6 +27,12 @@ func init() {
 		if len(d) > 0 {
 			_, _, _ = q[len(d)*qk-1], s[len(d)-1], x[len(d)*qk-1]
 			quantQ8_0AVX512(&x[0], len(d), &q[0], &d[0], &s[0])
+		}
+	}
+	quantQ8_KSIMD = func(q []int8, d []float32, s []int32, x []float32) {
+		if n := len(d) / (qkK / qk); n > 0 {
+			_, _, _ = q[n*qkK-1], s[len(d)-1], x[n*qkK-1]
+			quantQ8_KAVX512(&x[0], n, &q[0], &d[0], &s[0])
 		}
 	}
 	planeQ2SIMD = func(dst, src []int8) {

@@ -146,3 +146,129 @@ planeq1_vec:
 	JNZ       planeq1_vec
 	VZEROUPPER
 	RET
+
+// HSUMD stores the sum of the int32 lanes of Z1 at off(R9); clobbers Z2.
+#define HSUMD(off) \
+	VEXTRACTI64X4 $1, Z1, Y2 \
+	VPADDD        Y2, Y1, Y1 \
+	VEXTRACTI128  $1, Y1, X2 \
+	VPADDD        X2, X1, X1 \
+	VPSHUFD       $0x4e, X1, X2 \
+	VPADDD        X2, X1, X1 \
+	VPSHUFD       $0xb1, X1, X2 \
+	VPADDD        X2, X1, X1 \
+	VMOVD         X1, off(R9)
+
+// QK16(xo, qo) quantizes the 16 values at xo(SI) by iscale (Z5) into 16
+// bytes at qo(DI), clamped to [−128, 127], leaving their int32 values in Z1.
+#define QK16(xo, qo) \
+	VMULPS     xo(SI), Z5, Z1 \
+	VCVTPS2DQ  Z1, Z1 \
+	VPMINSD    Z29, Z1, Z1 \
+	VPMAXSD    Z28, Z1, Z1 \
+	VPMOVDB    Z1, qo(DI)
+
+// QK32(xo, xo2, qo, qo2, so) quantizes one 32-value block (its halves at
+// xo and xo2) and stores its sum and the scale (X6) at so(R9) and so(R8).
+#define QK32(xo, xo2, qo, qo2, so) \
+	QK16(xo, qo) \
+	VMOVDQA64 Z1, Z3 \
+	QK16(xo2, qo2) \
+	VPADDD    Z3, Z1, Z1 \
+	HSUMD(so) \
+	VMOVSS    X6, so(R8)
+
+// func quantQ8_KAVX512(x *float32, nb int, q *int8, d *float32, s *int32)
+//
+// quantizeBlockK for nb consecutive 256-value blocks, bit for bit, with the
+// scale and the int32 sum of every 32-value block stored as Acts keeps
+// them: vmax is the first value of largest magnitude, iscale = −127/vmax,
+// q = iscale·x rounded half to even (VCVTPS2DQ under the default rounding
+// mode) and clamped.
+TEXT ·quantQ8_KAVX512(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ d+24(FP), R8
+	MOVQ s+32(FP), R9
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0xc2fe0000, AX // −127
+	VMOVD AX, X30
+	MOVL $127, AX
+	VPBROADCASTD AX, Z29
+	MOVL $-128, AX
+	VPBROADCASTD AX, Z28
+
+qk_block:
+	// amax over the block, then the first index where |x| equals it.
+	VPANDD (SI), Z31, Z3
+	MOVQ   $64, AX
+
+qk_max:
+	VPANDD (SI)(AX*1), Z31, Z4
+	VMAXPS Z4, Z3, Z3
+	ADDQ   $64, AX
+	CMPQ   AX, $1024
+	JNE    qk_max
+	VEXTRACTF64X4 $1, Z3, Y4
+	VMAXPS        Y4, Y3, Y3
+	VEXTRACTF128  $1, Y3, X4
+	VMAXPS        X4, X3, X3
+	VMOVHLPS      X3, X4, X4
+	VMAXPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VMAXSS        X4, X3, X3
+	VXORPS        X4, X4, X4
+	VUCOMISS      X4, X3
+	JEQ           qk_zero
+	VBROADCASTSS  X3, Z3
+	XORQ          AX, AX
+
+qk_find:
+	VPANDD  (SI)(AX*1), Z31, Z4
+	VCMPPS  $0, Z3, Z4, K1
+	KMOVW   K1, DX
+	TESTL   DX, DX
+	JNZ     qk_found
+	ADDQ    $64, AX
+	JMP     qk_find
+
+qk_found:
+	TZCNTL  DX, DX
+	SHRQ    $2, AX
+	ADDQ    DX, AX
+	VMOVSS  (SI)(AX*4), X4 // vmax
+	VDIVSS  X4, X30, X5    // iscale
+	MOVL    $0x3f800000, AX
+	VMOVD   AX, X6
+	VDIVSS  X5, X6, X6     // d = 1/iscale
+	VBROADCASTSS X5, Z5
+	QK32(0, 64, 0, 16, 0)
+	QK32(128, 192, 32, 48, 4)
+	QK32(256, 320, 64, 80, 8)
+	QK32(384, 448, 96, 112, 12)
+	QK32(512, 576, 128, 144, 16)
+	QK32(640, 704, 160, 176, 20)
+	QK32(768, 832, 192, 208, 24)
+	QK32(896, 960, 224, 240, 28)
+	JMP qk_next
+
+qk_zero:
+	VPXORD    Z1, Z1, Z1
+	VMOVDQU64 Z1, (DI)
+	VMOVDQU64 Z1, 64(DI)
+	VMOVDQU64 Z1, 128(DI)
+	VMOVDQU64 Z1, 192(DI)
+	VMOVDQU   Y1, (R8)
+	VMOVDQU   Y1, (R9)
+
+qk_next:
+	ADDQ $1024, SI
+	ADDQ $256, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	DECQ CX
+	JNZ  qk_block
+	VZEROUPPER
+	RET

@@ -79,3 +79,56 @@ func TestPlanesSIMD(t *testing.T) {
 		t.Fatalf("planeQ1: got %v want %v", got, want)
 	}
 }
+
+// TestQuantizeQ8_KSIMD checks the AVX-512 Q8_K quantizer against the Go
+// path (quantizeBlockK and the per-32 sums) bit for bit: random blocks
+// over a wide range of scales, a zero block, ties (round half to even),
+// and equal magnitudes of opposite signs (the first one sets the sign).
+func TestQuantizeQ8_KSIMD(t *testing.T) {
+	if quantQ8_KSIMD == nil {
+		t.Skip("no SIMD quantizer in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	var x []float32
+	for _, scale := range []float64{1e-30, 1e-3, 1, 1e3, 1e30} {
+		for range 2 * qkK {
+			x = append(x, float32(rng.NormFloat64()*scale))
+		}
+	}
+	x = append(x, make([]float32, qkK)...)
+	tie := make([]float32, qkK)
+	copy(tie, []float32{0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5})
+	tie[200] = -127 // iscale 1
+	x = append(x, tie...)
+	for _, pos := range [][2]int{{5, 9}, {250, 17}} {
+		b := make([]float32, qkK)
+		b[pos[0]], b[pos[1]] = -3, 3
+		b[100] = 1
+		x = append(x, b...)
+	}
+	nb := len(x) / qkK
+	const per = qkK / qk
+	for _, n := range []int{1, nb} {
+		xs := x[len(x)-n*qkK:]
+		q0, q1 := make([]int8, n*qkK), make([]int8, n*qkK)
+		d0, d1 := make([]float32, n*per), make([]float32, n*per)
+		s0, s1 := make([]int32, n*per), make([]int32, n*per)
+		for b := range n {
+			qb := q0[b*qkK : (b+1)*qkK]
+			d := quantizeBlockK(qb, xs[b*qkK:(b+1)*qkK])
+			for j := range per {
+				var s int32
+				for _, v := range qb[j*qk : (j+1)*qk] {
+					s += int32(v)
+				}
+				d0[b*per+j], s0[b*per+j] = d, s
+			}
+		}
+		quantQ8_KSIMD(q1, d1, s1, xs)
+		for b := range n * per {
+			if math.Float32bits(d0[b]) != math.Float32bits(d1[b]) || s0[b] != s1[b] || !slices.Equal(q0[b*qk:(b+1)*qk], q1[b*qk:(b+1)*qk]) {
+				t.Fatalf("n=%d 32-block %d: SIMD d=%g s=%d q=%v, Go d=%g s=%d q=%v", n, b, d1[b], s1[b], q1[b*qk:(b+1)*qk], d0[b], s0[b], q0[b*qk:(b+1)*qk])
+			}
+		}
+	}
+}

@@ -48,6 +48,7 @@ var planeInfo = [numPlaneLayouts]struct {
 // planeQ1Go.
 var (
 	quantQ8_0SIMD func(q []int8, d []float32, s []int32, x []float32)
+	quantQ8_KSIMD func(q []int8, d []float32, s []int32, x []float32)
 	planeQ2SIMD   func(dst, src []int8)
 	planeQ1SIMD   func(dst, src []int8)
 )
@@ -61,6 +62,28 @@ func quantizeQ8_0(q []int8, d []float32, s []int32, x []float32) {
 	}
 	for b := range d {
 		d[b], s[b] = quantizeBlock(q[b*qk:(b+1)*qk], x[b*qk:(b+1)*qk])
+	}
+}
+
+// quantizeQ8_K quantizes the 256-value blocks of x into q (quantizeBlockK)
+// and stores, per 32-value block, the block's scale in d and the sum of
+// its 32 values in s.
+func quantizeQ8_K(q []int8, d []float32, s []int32, x []float32) {
+	if quantQ8_KSIMD != nil && tier == tierAVX512 {
+		quantQ8_KSIMD(q, d, s, x)
+		return
+	}
+	const per = qkK / qk
+	for b := range len(d) / per {
+		qb := q[b*qkK : (b+1)*qkK]
+		db := quantizeBlockK(qb, x[b*qkK:(b+1)*qkK])
+		for j := range per {
+			var sum int32
+			for _, v := range qb[j*qk : (j+1)*qk] {
+				sum += int32(v)
+			}
+			d[b*per+j], s[b*per+j] = db, sum
+		}
 	}
 }
 
