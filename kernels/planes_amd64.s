@@ -57,6 +57,33 @@ DATA mask30<>+48(SB)/8, $0x3030303030303030
 DATA mask30<>+56(SB)/8, $0x3030303030303030
 GLOBL mask30<>(SB), RODATA|NOPTR, $64
 
+// Q2PAIR(base, acc) adds one row's product for the chunk at
+// (base) (the activation planes in Z20–Z23, their scales in Z24) into
+// acc; clobbers Z1–Z8.
+#define Q2PAIR(base, acc) \
+	VMOVDQU      2(base), Y5 \
+	VINSERTI64X4 $1, 36(base), Z5, Z5 \
+	VPBROADCASTW (base), X7 \
+	VPBROADCASTW 34(base), X8 \
+	VINSERTI128  $1, X8, Y7, Y7 \
+	VCVTPH2PS    Y7, Z7 \
+	VMOVDQA32    Z25, Z1 \
+	VPXORD       Z3, Z3, Z3 \
+	VPSRLW       $2, Z5, Z6 \
+	VPANDQ       Z14, Z5, Z2 \
+	VPDPBUSD     Z20, Z2, Z1 \
+	VPANDQ       Z15, Z5, Z4 \
+	VPDPBUSD     Z22, Z4, Z3 \
+	VPANDQ       Z14, Z6, Z2 \
+	VPDPBUSD     Z21, Z2, Z1 \
+	VPANDQ       Z15, Z6, Z4 \
+	VPDPBUSD     Z23, Z4, Z3 \
+	VPSRAD       $4, Z3, Z3 \
+	VPADDD       Z3, Z1, Z1 \
+	VCVTDQ2PS    Z1, Z1 \
+	VMULPS       Z24, Z1, Z1 \
+	VFMADD231PS  Z7, Z1, acc
+
 // func q2pAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, dst *float32)
 //
 // Q2_0 (group 128), rows of nb blocks (rb bytes) each from w on, one
@@ -65,17 +92,65 @@ GLOBL mask30<>(SB), RODATA|NOPTR, $64
 // weight blocks per chunk, lanes 0–7 from the first. Codes 0 and 1 of each
 // byte are masked in place (b & 3, b>>2 & 3); codes 2 and 3 are masked at
 // 16 times their value (b & 0x30, b>>2 & 0x30) into a second accumulator
-// that is shifted back, exactly, once per chunk.
+// that is shifted back, exactly, once per chunk. With nb even, rows go in
+// pairs that share each activation load (the last row of an odd count
+// alone).
 TEXT ·q2pAVX512(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ nr+16(FP), R10
 	MOVQ nb+24(FP), R11
-	MOVQ q+32(FP), AX
-	MOVQ sz+40(FP), BX
-	MOVQ ds+48(FP), DX
+	MOVQ rb+8(FP), AX
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 mask3<>(SB), Z14
 	VMOVDQU64 mask30<>(SB), Z15
+	TESTQ     $1, R11
+	JNZ       q2p_rows
+
+q2p_2rows:
+	CMPQ      R10, $2
+	JLT       q2p_rows
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      R11, CX
+	SHRQ      $1, CX
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z10, Z10, Z10
+
+q2p_2chunk:
+	PREFETCHT0   PFDIST(SI)
+	PREFETCHT0   PFDIST(SI)(AX*1)
+	VMOVDQU64    (DI), Z20
+	VMOVDQU64    64(DI), Z21
+	VMOVDQU64    128(DI), Z22
+	VMOVDQU64    192(DI), Z23
+	VMOVUPS      (R9), Z24
+	VMOVDQU32    (R8), Z25
+	LEAQ         (SI)(AX*1), DX
+	Q2PAIR(SI, Z0)
+	Q2PAIR(DX, Z10)
+	ADDQ         $68, SI
+	ADDQ         $256, DI
+	ADDQ         $64, R8
+	ADDQ         $64, R9
+	DECQ         CX
+	JNZ          q2p_2chunk
+
+	ZHALVE
+	YSTORE
+	VMOVAPS Z10, Z0
+	ZHALVE
+	YSTORE
+	ADDQ    AX, SI
+	SUBQ    $2, R10
+	JMP     q2p_2rows
+
+q2p_rows:
+	TESTQ     R10, R10
+	JZ        q2p_end
+	MOVQ      q+32(FP), AX
+	MOVQ      sz+40(FP), BX
+	MOVQ      ds+48(FP), DX
 
 q2p_row:
 	MOVQ      AX, DI
@@ -149,6 +224,8 @@ q2p_done:
 	YSTORE
 	DECQ R10
 	JNZ  q2p_row
+
+q2p_end:
 	VZEROUPPER
 	RET
 
@@ -230,33 +307,113 @@ GLOBL q1pscl<>(SB), RODATA|NOPTR, $64
 	VPANDQ   Z11, Z2, Z2 \
 	VPDPBUSD off(DI), Z2, acc
 
+// Q1PLANE2(shift, off, acca, accb) adds plane off/64 (bit shift+1 of each
+// code byte, as 0 or 2) of rows A (Z5) and B (Z15) into acca and accb.
+#define Q1PLANE2(shift, off, acca, accb) \
+	VMOVDQU64 off(DI), Z20 \
+	VPSRLW    $shift, Z5, Z2 \
+	VPANDQ    Z11, Z2, Z2 \
+	VPDPBUSD  Z20, Z2, acca \
+	VPSRLW    $shift, Z15, Z4 \
+	VPANDQ    Z11, Z4, Z4 \
+	VPDPBUSD  Z20, Z4, accb
+
 // func q1pAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
 //
 // Q1_0: the first nc 512-element chunks (four blocks each) of nr rows of
 // rb bytes, one product per row into dst[0:nr]; lane ℓ is 32-block ℓ,
-// and codes 2·bit make Σ(2·bit−1)·q = Σ 2·bit·q − s.
+// and codes 2·bit make Σ(2·bit−1)·q = Σ 2·bit·q − s. Rows go in pairs
+// that share each activation load (the last row of an odd count alone).
 TEXT ·q1pAVX512(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), R13
+	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
 	MOVQ nc+24(FP), R11
-	MOVQ q+32(FP), AX
-	MOVQ sz+40(FP), BX
-	MOVQ ds+48(FP), DX
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 q1pidx<>(SB), Z13
 	VMOVDQU64 q1pscl<>(SB), Z12
 	VMOVDQU64 twos<>(SB), Z11
 
-q1p_row:
+q1p_pair:
+	CMPQ      R10, $2
+	JLT       q1p_last
 	MOVQ      R13, SI
-	MOVQ      AX, DI
-	MOVQ      BX, R8
-	MOVQ      DX, R9
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      R11, CX
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z10, Z10, Z10
+
+q1p_pchunk:
+	PREFETCHT0  PFDIST(SI)
+	PREFETCHT0  PFDIST(SI)(AX*1)
+	VMOVDQU64   (SI), Z5
+	VPERMW      Z5, Z12, Z7
+	VPERMT2B    8(SI), Z13, Z5
+	VCVTPH2PS   Y7, Z7
+	VMOVDQU64   (SI)(AX*1), Z15
+	VPERMW      Z15, Z12, Z17
+	VPERMT2B    8(SI)(AX*1), Z13, Z15
+	VCVTPH2PS   Y17, Z17
+	VMOVDQU32   (R8), Z1
+	VMOVDQA32   Z1, Z16
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z18, Z18, Z18
+	VMOVDQU64   (DI), Z20
+	VPADDB      Z5, Z5, Z2
+	VPANDQ      Z11, Z2, Z2
+	VPDPBUSD    Z20, Z2, Z1
+	VPADDB      Z15, Z15, Z4
+	VPANDQ      Z11, Z4, Z4
+	VPDPBUSD    Z20, Z4, Z16
+	VMOVDQU64   64(DI), Z20
+	VPANDQ      Z11, Z5, Z2
+	VPDPBUSD    Z20, Z2, Z3
+	VPANDQ      Z11, Z15, Z4
+	VPDPBUSD    Z20, Z4, Z18
+	Q1PLANE2(1, 128, Z1, Z16)
+	Q1PLANE2(2, 192, Z3, Z18)
+	Q1PLANE2(3, 256, Z1, Z16)
+	Q1PLANE2(4, 320, Z3, Z18)
+	Q1PLANE2(5, 384, Z1, Z16)
+	Q1PLANE2(6, 448, Z3, Z18)
+	VMOVUPS     (R9), Z21
+	VPADDD      Z3, Z1, Z1
+	VCVTDQ2PS   Z1, Z1
+	VMULPS      Z21, Z1, Z1
+	VFMADD231PS Z7, Z1, Z0
+	VPADDD      Z18, Z16, Z16
+	VCVTDQ2PS   Z16, Z16
+	VMULPS      Z21, Z16, Z16
+	VFMADD231PS Z17, Z16, Z10
+	ADDQ        $72, SI
+	ADDQ        $512, DI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	DECQ        CX
+	JNZ         q1p_pchunk
+
+	ZHALVE
+	YSTORE
+	VMOVAPS Z10, Z0
+	ZHALVE
+	YSTORE
+	LEAQ    (R13)(AX*2), R13
+	SUBQ    $2, R10
+	JMP     q1p_pair
+
+q1p_last:
+	TESTQ     R10, R10
+	JZ        q1p_done
+	MOVQ      R13, SI
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
 	MOVQ      R11, CX
 	VPXORD    Z0, Z0, Z0
 
 q1p_chunk:
-	PREFETCHT0  PFDIST(SI)
 	VMOVDQU64   (SI), Z5
 	VPERMW      Z5, Z12, Z7
 	VPERMT2B    8(SI), Z13, Z5
@@ -287,9 +444,8 @@ q1p_chunk:
 
 	ZHALVE
 	YSTORE
-	ADDQ rb+8(FP), R13
-	DECQ R10
-	JNZ  q1p_row
+
+q1p_done:
 	VZEROUPPER
 	RET
 
