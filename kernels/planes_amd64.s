@@ -8,21 +8,40 @@
 // code widths and masked, so each int32 lane sums a chunk's weights over
 // all planes before one conversion and one multiply-add.
 
-// PLANES4(stride) adds the four planes' products of the weight bytes in Z5
-// into Z1 (started from the correction lanes); planes lie stride bytes apart.
-#define PLANES4(stride) \
-	VPANDQ   Z14, Z5, Z2 \
-	VPDPBUSD (DI), Z2, Z1 \
-	VPSRLW   $2, Z5, Z2 \
-	VPANDQ   Z14, Z2, Z2 \
-	VPDPBUSD stride(DI), Z2, Z3 \
-	VPSRLW   $4, Z5, Z2 \
-	VPANDQ   Z14, Z2, Z2 \
-	VPDPBUSD 2*stride(DI), Z2, Z1 \
-	VPSRLW   $6, Z5, Z2 \
-	VPANDQ   Z14, Z2, Z2 \
-	VPDPBUSD 3*stride(DI), Z2, Z3 \
-	VPADDD   Z3, Z1, Z1
+// ACTS4 loads a 256-element chunk's four activation planes into Z20–Z23,
+// its scale lanes into Z24 and its correction lanes into Z25, for the
+// rows that share them.
+#define ACTS4 \
+	VMOVDQU64 (DI), Z20 \
+	VMOVDQU64 64(DI), Z21 \
+	VMOVDQU64 128(DI), Z22 \
+	VMOVDQU64 192(DI), Z23 \
+	VMOVUPS   (R9), Z24 \
+	VMOVDQU32 (R8), Z25
+
+// TQROW(base, acc) adds one TQ2_0 row's product for the block at (base)
+// into acc: plane t lines up with the code bytes shifted right by 2t.
+#define TQROW(base, acc) \
+	VMOVDQU64    (base), Z5 \
+	VMOVDQA32    Z25, Z1 \
+	VPXORD       Z3, Z3, Z3 \
+	VPANDQ       Z14, Z5, Z2 \
+	VPDPBUSD     Z20, Z2, Z1 \
+	VPSRLW       $2, Z5, Z2 \
+	VPANDQ       Z14, Z2, Z2 \
+	VPDPBUSD     Z21, Z2, Z3 \
+	VPSRLW       $4, Z5, Z2 \
+	VPANDQ       Z14, Z2, Z2 \
+	VPDPBUSD     Z22, Z2, Z1 \
+	VPSRLW       $6, Z5, Z2 \
+	VPANDQ       Z14, Z2, Z2 \
+	VPDPBUSD     Z23, Z2, Z3 \
+	VPADDD       Z3, Z1, Z1 \
+	VCVTDQ2PS    Z1, Z1 \
+	VMULPS       Z24, Z1, Z1 \
+	VPBROADCASTW 64(base), Y6 \
+	VCVTPH2PS    Y6, Z6 \
+	VFMADD231PS  Z6, Z1, acc
 
 // ZHALVE folds the upper half of Z0 into Y0.
 #define ZHALVE \
@@ -231,48 +250,66 @@ q2p_end:
 
 // func tq2pAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, dst *float32)
 //
-// TQ2_0, rows as for q2pAVX512: byte 32h+m of a block holds element
-// 128h+32l+m at bits 2l, so plane l is activation elements 32l.. and
-// 128+32l.., 32 each.
+// TQ2_0, rows as for q2pAVX512, in pairs: byte 32h+m of a block holds
+// element 128h+32l+m at bits 2l, so plane l is activation elements 32l..
+// and 128+32l.., 32 each.
 TEXT ·tq2pAVX512(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), SI
+	MOVQ w+0(FP), R13
+	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
-	MOVQ nb+24(FP), R11
-	MOVQ q+32(FP), AX
-	MOVQ sz+40(FP), BX
-	MOVQ ds+48(FP), DX
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 mask3<>(SB), Z14
 
 tq2p_row:
-	MOVQ      AX, DI
-	MOVQ      BX, R8
-	MOVQ      DX, R9
-	MOVQ      R11, CX
+	MOVQ      R13, SI
+	LEAQ      (R13)(AX*1), DX
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      nb+24(FP), CX
 	VPXORD    Z0, Z0, Z0
+	VPXORD    Z10, Z10, Z10
+	CMPQ      R10, $2
+	JLT       tq2p_one
 
-tq2p_block:
+tq2p_two:
 	PREFETCHT0   PFDIST(SI)
-	VMOVDQU64    (SI), Z5
-	VMOVDQU32    (R8), Z1
-	VPXORD       Z3, Z3, Z3
-	PLANES4(64)
-	VCVTDQ2PS    Z1, Z1
-	VMULPS       (R9), Z1, Z1
-	VPBROADCASTW 64(SI), Y6
-	VCVTPH2PS    Y6, Z6
-	VFMADD231PS  Z6, Z1, Z0
+	PREFETCHT0   PFDIST(DX)
+	ACTS4
+	TQROW(SI, Z0)
+	TQROW(DX, Z10)
+	ADDQ         $66, SI
+	ADDQ         $66, DX
+	ADDQ         $256, DI
+	ADDQ         $64, R8
+	ADDQ         $64, R9
+	DECQ         CX
+	JNZ          tq2p_two
+
+	ZHALVE
+	YSTORE
+	VMOVAPS Z10, Z0
+	ZHALVE
+	YSTORE
+	LEAQ    (R13)(AX*2), R13
+	SUBQ    $2, R10
+	JNZ     tq2p_row
+	VZEROUPPER
+	RET
+
+tq2p_one:
+	PREFETCHT0   PFDIST(SI)
+	ACTS4
+	TQROW(SI, Z0)
 	ADDQ         $66, SI
 	ADDQ         $256, DI
 	ADDQ         $64, R8
 	ADDQ         $64, R9
 	DECQ         CX
-	JNZ          tq2p_block
+	JNZ          tq2p_one
 
 	ZHALVE
 	YSTORE
-	DECQ R10
-	JNZ  tq2p_row
 	VZEROUPPER
 	RET
 
@@ -706,16 +743,40 @@ q1p4_chunk:
 	VPERMT2B  8(SI), Z13, Z5 \
 	VCVTPH2PS Y7, Z7
 
+// G64ROW(base, acc) adds one Q2_0_g64 row's product for the chunk at
+// (base) into acc: the code bytes of its four 18-byte blocks gathered into
+// Z5 and their scales, four lanes each, into Z7 (Z12, Z13: q1pscl,
+// q1pidx), then masked as in q2pAVX512.
+#define G64ROW(base, acc) \
+	VMOVDQU64   (base), Z5 \
+	VPERMW      Z5, Z12, Z7 \
+	VPERMT2B    8(base), Z13, Z5 \
+	VCVTPH2PS   Y7, Z7 \
+	VMOVDQA32   Z25, Z1 \
+	VPXORD      Z3, Z3, Z3 \
+	VPSRLW      $2, Z5, Z6 \
+	VPANDQ      Z14, Z5, Z2 \
+	VPDPBUSD    Z20, Z2, Z1 \
+	VPANDQ      Z15, Z5, Z4 \
+	VPDPBUSD    Z22, Z4, Z3 \
+	VPANDQ      Z14, Z6, Z2 \
+	VPDPBUSD    Z21, Z2, Z1 \
+	VPANDQ      Z15, Z6, Z4 \
+	VPDPBUSD    Z23, Z4, Z3 \
+	VPSRAD      $4, Z3, Z3 \
+	VPADDD      Z3, Z1, Z1 \
+	VCVTDQ2PS   Z1, Z1 \
+	VMULPS      Z24, Z1, Z1 \
+	VFMADD231PS Z7, Z1, acc
+
 // func q2gpAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
 //
-// Q2_0_g64: the first nc 256-element chunks of nr rows, as q1pAVX512.
+// Q2_0_g64: the first nc 256-element chunks of nr rows, in pairs, as
+// q1pAVX512.
 TEXT ·q2gpAVX512(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), R13
+	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
-	MOVQ nc+24(FP), R11
-	MOVQ q+32(FP), AX
-	MOVQ sz+40(FP), BX
-	MOVQ ds+48(FP), DX
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 mask3<>(SB), Z14
 	VMOVDQU64 mask30<>(SB), Z15
@@ -724,43 +785,54 @@ TEXT ·q2gpAVX512(SB), NOSPLIT, $0-64
 
 q2gp_row:
 	MOVQ      R13, SI
-	MOVQ      AX, DI
-	MOVQ      BX, R8
-	MOVQ      DX, R9
-	MOVQ      R11, CX
+	LEAQ      (R13)(AX*1), DX
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      nc+24(FP), CX
 	VPXORD    Z0, Z0, Z0
+	VPXORD    Z10, Z10, Z10
+	CMPQ      R10, $2
+	JLT       q2gp_one
 
-q2gp_chunk:
-	PREFETCHT0  PFDIST(SI)
-	G64LOAD
-	VMOVDQU32   (R8), Z1
-	VPXORD      Z3, Z3, Z3
-	VPSRLW      $2, Z5, Z6
-	VPANDQ      Z14, Z5, Z2
-	VPDPBUSD    (DI), Z2, Z1
-	VPANDQ      Z15, Z5, Z4
-	VPDPBUSD    128(DI), Z4, Z3
-	VPANDQ      Z14, Z6, Z2
-	VPDPBUSD    64(DI), Z2, Z1
-	VPANDQ      Z15, Z6, Z4
-	VPDPBUSD    192(DI), Z4, Z3
-	VPSRAD      $4, Z3, Z3
-	VPADDD      Z3, Z1, Z1
-	VCVTDQ2PS   Z1, Z1
-	VMULPS      (R9), Z1, Z1
-	VFMADD231PS Z7, Z1, Z0
-	ADDQ        $72, SI
-	ADDQ        $256, DI
-	ADDQ        $64, R8
-	ADDQ        $64, R9
-	DECQ        CX
-	JNZ         q2gp_chunk
+q2gp_two:
+	PREFETCHT0   PFDIST(SI)
+	PREFETCHT0   PFDIST(DX)
+	ACTS4
+	G64ROW(SI, Z0)
+	G64ROW(DX, Z10)
+	ADDQ         $72, SI
+	ADDQ         $72, DX
+	ADDQ         $256, DI
+	ADDQ         $64, R8
+	ADDQ         $64, R9
+	DECQ         CX
+	JNZ          q2gp_two
 
 	ZHALVE
 	YSTORE
-	ADDQ rb+8(FP), R13
-	DECQ R10
-	JNZ  q2gp_row
+	VMOVAPS Z10, Z0
+	ZHALVE
+	YSTORE
+	LEAQ    (R13)(AX*2), R13
+	SUBQ    $2, R10
+	JNZ     q2gp_row
+	VZEROUPPER
+	RET
+
+q2gp_one:
+	PREFETCHT0   PFDIST(SI)
+	ACTS4
+	G64ROW(SI, Z0)
+	ADDQ         $72, SI
+	ADDQ         $256, DI
+	ADDQ         $64, R8
+	ADDQ         $64, R9
+	DECQ         CX
+	JNZ          q2gp_one
+
+	ZHALVE
+	YSTORE
 	VZEROUPPER
 	RET
 
