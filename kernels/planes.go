@@ -44,8 +44,8 @@ var planeInfo = [numPlaneLayouts]struct {
 
 // The AVX-512 tier's activation quantizer and plane builders
 // (decode_amd64.go), nil where the build or the CPU has none. They give
-// the same bytes as their Go twins, quantizeBlock, planeQ2Go and
-// planeQ1Go.
+// the same bits as their Go twins: quantizeBlock, quantizeBlockK,
+// planeQ2Go and planeQ1Go.
 var (
 	quantQ8_0SIMD func(q []int8, d []float32, s []int32, x []float32)
 	quantQ8_KSIMD func(q []int8, d []float32, s []int32, x []float32)
