@@ -48,17 +48,46 @@
 	VEXTRACTF64X4 $1, Z0, Y1 \
 	VADDPS        Y1, Y0, Y0
 
-// YSTORE stores the sum of the eight lanes of Y0 at (R12), the next row's
-// product, and advances R12.
-#define YSTORE \
+// YSUM sums the eight lanes of Y0 into X0.
+#define YSUM \
 	VEXTRACTF128 $1, Y0, X1 \
 	VADDPS       X1, X0, X0 \
 	VMOVHLPS     X0, X1, X1 \
 	VADDPS       X1, X0, X0 \
 	VMOVSHDUP    X0, X1 \
-	VADDSS       X1, X0, X0 \
-	MOVSS        X0, (R12) \
-	ADDQ         $4, R12
+	VADDSS       X1, X0, X0
+
+// YSTORE stores the sum of the eight lanes of Y0 at (R12), the next row's
+// product, and advances R12.
+#define YSTORE \
+	YSUM \
+	MOVSS X0, (R12) \
+	ADDQ  $4, R12
+
+// PAIRSTORE stores the products of a pair (Z0, Z10; the second row's
+// R13 bytes after the first's in dst) and advances R12. Pairing row i
+// with row i + nr/2 keeps each row of a pair in one long sequential
+// stream, which the hardware prefetcher follows; rows i and i+1 made two
+// short, jumping streams and were slower from memory.
+#define PAIRSTORE \
+	ZHALVE \
+	YSUM \
+	MOVSS   X0, (R12) \
+	VMOVAPS Z10, Z0 \
+	ZHALVE \
+	YSUM \
+	MOVSS   X0, (R12)(R13*1) \
+	ADDQ    $4, R12
+
+// PAIRSETUP sets R10 to the number of pairs (nr/2, nr in R10), BX to the
+// distance between a pair's rows (R10·rb, rb in AX) and R13 to that of
+// their products (R10·4).
+#define PAIRSETUP \
+	SHRQ  $1, R10 \
+	MOVQ  R10, BX \
+	IMULQ AX, BX \
+	MOVQ  R10, R13 \
+	SHLQ  $2, R13
 
 // PFDIST is how far ahead of the weights the row kernels prefetch.
 #define PFDIST 1024
@@ -124,10 +153,12 @@ TEXT ·q2pAVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 mask30<>(SB), Z15
 	TESTQ     $1, R11
 	JNZ       q2p_rows
+	PAIRSETUP
+	LEAQ      (SI)(BX*1), DX
+	TESTQ     R10, R10
+	JZ        q2p_odd
 
 q2p_2rows:
-	CMPQ      R10, $2
-	JLT       q2p_rows
 	MOVQ      q+32(FP), DI
 	MOVQ      sz+40(FP), R8
 	MOVQ      ds+48(FP), R9
@@ -138,31 +169,34 @@ q2p_2rows:
 
 q2p_2chunk:
 	PREFETCHT0   PFDIST(SI)
-	PREFETCHT0   PFDIST(SI)(AX*1)
+	PREFETCHT0   PFDIST(DX)
 	VMOVDQU64    (DI), Z20
 	VMOVDQU64    64(DI), Z21
 	VMOVDQU64    128(DI), Z22
 	VMOVDQU64    192(DI), Z23
 	VMOVUPS      (R9), Z24
 	VMOVDQU32    (R8), Z25
-	LEAQ         (SI)(AX*1), DX
 	Q2PAIR(SI, Z0)
 	Q2PAIR(DX, Z10)
 	ADDQ         $68, SI
+	ADDQ         $68, DX
 	ADDQ         $256, DI
 	ADDQ         $64, R8
 	ADDQ         $64, R9
 	DECQ         CX
 	JNZ          q2p_2chunk
 
-	ZHALVE
-	YSTORE
-	VMOVAPS Z10, Z0
-	ZHALVE
-	YSTORE
-	ADDQ    AX, SI
-	SUBQ    $2, R10
-	JMP     q2p_2rows
+	PAIRSTORE
+	DECQ    R10
+	JNZ     q2p_2rows
+
+q2p_odd:
+	// An odd count leaves the last row, where the second stream ended.
+	MOVQ    nr+16(FP), R10
+	ANDQ    $1, R10
+	JZ      q2p_end
+	MOVQ    DX, SI
+	ADDQ    R13, R12
 
 q2p_rows:
 	TESTQ     R10, R10
@@ -254,23 +288,24 @@ q2p_end:
 // element 128h+32l+m at bits 2l, so plane l is activation elements 32l..
 // and 128+32l.., 32 each.
 TEXT ·tq2pAVX512(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), R13
+	MOVQ w+0(FP), R11
 	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 mask3<>(SB), Z14
+	PAIRSETUP
+	TESTQ     R10, R10
+	JZ        tq2p_odd
 
 tq2p_row:
-	MOVQ      R13, SI
-	LEAQ      (R13)(AX*1), DX
+	MOVQ      R11, SI
+	LEAQ      (R11)(BX*1), DX
 	MOVQ      q+32(FP), DI
 	MOVQ      sz+40(FP), R8
 	MOVQ      ds+48(FP), R9
 	MOVQ      nb+24(FP), CX
 	VPXORD    Z0, Z0, Z0
 	VPXORD    Z10, Z10, Z10
-	CMPQ      R10, $2
-	JLT       tq2p_one
 
 tq2p_two:
 	PREFETCHT0   PFDIST(SI)
@@ -286,16 +321,23 @@ tq2p_two:
 	DECQ         CX
 	JNZ          tq2p_two
 
-	ZHALVE
-	YSTORE
-	VMOVAPS Z10, Z0
-	ZHALVE
-	YSTORE
-	LEAQ    (R13)(AX*2), R13
-	SUBQ    $2, R10
+	PAIRSTORE
+	ADDQ    AX, R11
+	DECQ    R10
 	JNZ     tq2p_row
-	VZEROUPPER
-	RET
+
+tq2p_odd:
+	// An odd count leaves the last row, after the second half's rows.
+	MOVQ      nr+16(FP), CX
+	TESTQ     $1, CX
+	JZ        tq2p_end
+	LEAQ      (R11)(BX*1), SI
+	ADDQ      R13, R12
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      nb+24(FP), CX
+	VPXORD    Z0, Z0, Z0
 
 tq2p_one:
 	PREFETCHT0   PFDIST(SI)
@@ -310,6 +352,8 @@ tq2p_one:
 
 	ZHALVE
 	YSTORE
+
+tq2p_end:
 	VZEROUPPER
 	RET
 
@@ -362,36 +406,37 @@ GLOBL q1pscl<>(SB), RODATA|NOPTR, $64
 // and codes 2·bit make Σ(2·bit−1)·q = Σ 2·bit·q − s. Rows go in pairs
 // that share each activation load (the last row of an odd count alone).
 TEXT ·q1pAVX512(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), R13
+	MOVQ w+0(FP), R11
 	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
-	MOVQ nc+24(FP), R11
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 q1pidx<>(SB), Z13
 	VMOVDQU64 q1pscl<>(SB), Z12
 	VMOVDQU64 twos<>(SB), Z11
+	PAIRSETUP
+	TESTQ     R10, R10
+	JZ        q1p_last
 
 q1p_pair:
-	CMPQ      R10, $2
-	JLT       q1p_last
-	MOVQ      R13, SI
+	MOVQ      R11, SI
+	LEAQ      (R11)(BX*1), DX
 	MOVQ      q+32(FP), DI
 	MOVQ      sz+40(FP), R8
 	MOVQ      ds+48(FP), R9
-	MOVQ      R11, CX
+	MOVQ      nc+24(FP), CX
 	VPXORD    Z0, Z0, Z0
 	VPXORD    Z10, Z10, Z10
 
 q1p_pchunk:
 	PREFETCHT0  PFDIST(SI)
-	PREFETCHT0  PFDIST(SI)(AX*1)
+	PREFETCHT0  PFDIST(DX)
 	VMOVDQU64   (SI), Z5
 	VPERMW      Z5, Z12, Z7
 	VPERMT2B    8(SI), Z13, Z5
 	VCVTPH2PS   Y7, Z7
-	VMOVDQU64   (SI)(AX*1), Z15
+	VMOVDQU64   (DX), Z15
 	VPERMW      Z15, Z12, Z17
-	VPERMT2B    8(SI)(AX*1), Z13, Z15
+	VPERMT2B    8(DX), Z13, Z15
 	VCVTPH2PS   Y17, Z17
 	VMOVDQU32   (R8), Z1
 	VMOVDQA32   Z1, Z16
@@ -425,29 +470,29 @@ q1p_pchunk:
 	VMULPS      Z21, Z16, Z16
 	VFMADD231PS Z17, Z16, Z10
 	ADDQ        $72, SI
+	ADDQ        $72, DX
 	ADDQ        $512, DI
 	ADDQ        $64, R8
 	ADDQ        $64, R9
 	DECQ        CX
 	JNZ         q1p_pchunk
 
-	ZHALVE
-	YSTORE
-	VMOVAPS Z10, Z0
-	ZHALVE
-	YSTORE
-	LEAQ    (R13)(AX*2), R13
-	SUBQ    $2, R10
-	JMP     q1p_pair
+	PAIRSTORE
+	ADDQ    AX, R11
+	DECQ    R10
+	JNZ     q1p_pair
 
 q1p_last:
-	TESTQ     R10, R10
+	// An odd count leaves the last row, after the second half's rows.
+	MOVQ      nr+16(FP), CX
+	TESTQ     $1, CX
 	JZ        q1p_done
-	MOVQ      R13, SI
+	LEAQ      (R11)(BX*1), SI
+	ADDQ      R13, R12
 	MOVQ      q+32(FP), DI
 	MOVQ      sz+40(FP), R8
 	MOVQ      ds+48(FP), R9
-	MOVQ      R11, CX
+	MOVQ      nc+24(FP), CX
 	VPXORD    Z0, Z0, Z0
 
 q1p_chunk:
@@ -774,7 +819,7 @@ q1p4_chunk:
 // Q2_0_g64: the first nc 256-element chunks of nr rows, in pairs, as
 // q1pAVX512.
 TEXT ·q2gpAVX512(SB), NOSPLIT, $0-64
-	MOVQ w+0(FP), R13
+	MOVQ w+0(FP), R11
 	MOVQ rb+8(FP), AX
 	MOVQ nr+16(FP), R10
 	MOVQ dst+56(FP), R12
@@ -782,18 +827,19 @@ TEXT ·q2gpAVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 mask30<>(SB), Z15
 	VMOVDQU64 q1pidx<>(SB), Z13
 	VMOVDQU64 q1pscl<>(SB), Z12
+	PAIRSETUP
+	TESTQ     R10, R10
+	JZ        q2gp_odd
 
 q2gp_row:
-	MOVQ      R13, SI
-	LEAQ      (R13)(AX*1), DX
+	MOVQ      R11, SI
+	LEAQ      (R11)(BX*1), DX
 	MOVQ      q+32(FP), DI
 	MOVQ      sz+40(FP), R8
 	MOVQ      ds+48(FP), R9
 	MOVQ      nc+24(FP), CX
 	VPXORD    Z0, Z0, Z0
 	VPXORD    Z10, Z10, Z10
-	CMPQ      R10, $2
-	JLT       q2gp_one
 
 q2gp_two:
 	PREFETCHT0   PFDIST(SI)
@@ -809,16 +855,23 @@ q2gp_two:
 	DECQ         CX
 	JNZ          q2gp_two
 
-	ZHALVE
-	YSTORE
-	VMOVAPS Z10, Z0
-	ZHALVE
-	YSTORE
-	LEAQ    (R13)(AX*2), R13
-	SUBQ    $2, R10
+	PAIRSTORE
+	ADDQ    AX, R11
+	DECQ    R10
 	JNZ     q2gp_row
-	VZEROUPPER
-	RET
+
+q2gp_odd:
+	// An odd count leaves the last row, after the second half's rows.
+	MOVQ      nr+16(FP), CX
+	TESTQ     $1, CX
+	JZ        q2gp_end
+	LEAQ      (R11)(BX*1), SI
+	ADDQ      R13, R12
+	MOVQ      q+32(FP), DI
+	MOVQ      sz+40(FP), R8
+	MOVQ      ds+48(FP), R9
+	MOVQ      nc+24(FP), CX
+	VPXORD    Z0, Z0, Z0
 
 q2gp_one:
 	PREFETCHT0   PFDIST(SI)
@@ -833,6 +886,8 @@ q2gp_one:
 
 	ZHALVE
 	YSTORE
+
+q2gp_end:
 	VZEROUPPER
 	RET
 
