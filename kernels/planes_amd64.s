@@ -8,6 +8,34 @@
 // code widths and masked, so each int32 lane sums a chunk's weights over
 // all planes before one conversion and one multiply-add.
 
+// GFCODES adds the products of the four 2-bit codes of the bytes in Z5
+// with the planes in Z20–Z23 into Z1 (started from the correction lanes):
+// code 0 masked in place, codes 1–3 moved to the low bits by
+// GF2P8AFFINEQB with the matrices in Z26–Z28 (GFMATS). The second row
+// of a pair unpacks this way, the first with shifts and masks, so the two
+// spread over more execution ports (≈ 10 % faster in L2).
+#define GFCODES \
+	VPXORD         Z3, Z3, Z3 \
+	VPANDQ         Z14, Z5, Z2 \
+	VPDPBUSD       Z20, Z2, Z1 \
+	VGF2P8AFFINEQB $0, Z26, Z5, Z4 \
+	VPDPBUSD       Z21, Z4, Z3 \
+	VGF2P8AFFINEQB $0, Z27, Z5, Z2 \
+	VPDPBUSD       Z22, Z2, Z1 \
+	VGF2P8AFFINEQB $0, Z28, Z5, Z4 \
+	VPDPBUSD       Z23, Z4, Z3 \
+	VPADDD         Z3, Z1, Z1
+
+// GFMATS loads the GF2P8AFFINEQB matrices that move bits 2t and 2t+1
+// to bits 0 and 1 (t = 1, 2, 3) into Z26–Z28; clobbers CX.
+#define GFMATS \
+	MOVQ         $0x0408000000000000, CX \
+	VPBROADCASTQ CX, Z26 \
+	MOVQ         $0x1020000000000000, CX \
+	VPBROADCASTQ CX, Z27 \
+	MOVQ         $0x4080000000000000, CX \
+	VPBROADCASTQ CX, Z28
+
 // ACTS4 loads a 256-element chunk's four activation planes into Z20–Z23,
 // its scale lanes into Z24 and its correction lanes into Z25, for the
 // rows that share them.
@@ -37,6 +65,17 @@
 	VPANDQ       Z14, Z2, Z2 \
 	VPDPBUSD     Z23, Z2, Z3 \
 	VPADDD       Z3, Z1, Z1 \
+	VCVTDQ2PS    Z1, Z1 \
+	VMULPS       Z24, Z1, Z1 \
+	VPBROADCASTW 64(base), Y6 \
+	VCVTPH2PS    Y6, Z6 \
+	VFMADD231PS  Z6, Z1, acc
+
+// TQROWG is TQROW unpacking with GFCODES.
+#define TQROWG(base, acc) \
+	VMOVDQU64    (base), Z5 \
+	VMOVDQA32    Z25, Z1 \
+	GFCODES \
 	VCVTDQ2PS    Z1, Z1 \
 	VMULPS       Z24, Z1, Z1 \
 	VPBROADCASTW 64(base), Y6 \
@@ -132,6 +171,20 @@ GLOBL mask30<>(SB), RODATA|NOPTR, $64
 	VMULPS       Z24, Z1, Z1 \
 	VFMADD231PS  Z7, Z1, acc
 
+// Q2PAIRG is Q2PAIR unpacking with GFCODES.
+#define Q2PAIRG(base, acc) \
+	VMOVDQU      2(base), Y5 \
+	VINSERTI64X4 $1, 36(base), Z5, Z5 \
+	VPBROADCASTW (base), X7 \
+	VPBROADCASTW 34(base), X8 \
+	VINSERTI128  $1, X8, Y7, Y7 \
+	VCVTPH2PS    Y7, Z7 \
+	VMOVDQA32    Z25, Z1 \
+	GFCODES \
+	VCVTDQ2PS    Z1, Z1 \
+	VMULPS       Z24, Z1, Z1 \
+	VFMADD231PS  Z7, Z1, acc
+
 // func q2pAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, dst *float32)
 //
 // Q2_0 (group 128), rows of nb blocks (rb bytes) each from w on, one
@@ -153,6 +206,7 @@ TEXT ·q2pAVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 mask30<>(SB), Z15
 	TESTQ     $1, R11
 	JNZ       q2p_rows
+	GFMATS
 	PAIRSETUP
 	LEAQ      (SI)(BX*1), DX
 	TESTQ     R10, R10
@@ -177,7 +231,7 @@ q2p_2chunk:
 	VMOVUPS      (R9), Z24
 	VMOVDQU32    (R8), Z25
 	Q2PAIR(SI, Z0)
-	Q2PAIR(DX, Z10)
+	Q2PAIRG(DX, Z10)
 	ADDQ         $68, SI
 	ADDQ         $68, DX
 	ADDQ         $256, DI
@@ -293,6 +347,7 @@ TEXT ·tq2pAVX512(SB), NOSPLIT, $0-64
 	MOVQ nr+16(FP), R10
 	MOVQ dst+56(FP), R12
 	VMOVDQU64 mask3<>(SB), Z14
+	GFMATS
 	PAIRSETUP
 	TESTQ     R10, R10
 	JZ        tq2p_odd
@@ -312,7 +367,7 @@ tq2p_two:
 	PREFETCHT0   PFDIST(DX)
 	ACTS4
 	TQROW(SI, Z0)
-	TQROW(DX, Z10)
+	TQROWG(DX, Z10)
 	ADDQ         $66, SI
 	ADDQ         $66, DX
 	ADDQ         $256, DI
@@ -829,6 +884,18 @@ q1p4_chunk:
 	VMULPS      Z24, Z1, Z1 \
 	VFMADD231PS Z7, Z1, acc
 
+// G64ROWG is G64ROW unpacking with GFCODES.
+#define G64ROWG(base, acc) \
+	VMOVDQU64   (base), Z5 \
+	VPERMW      Z5, Z12, Z7 \
+	VPERMT2B    8(base), Z13, Z5 \
+	VCVTPH2PS   Y7, Z7 \
+	VMOVDQA32   Z25, Z1 \
+	GFCODES \
+	VCVTDQ2PS   Z1, Z1 \
+	VMULPS      Z24, Z1, Z1 \
+	VFMADD231PS Z7, Z1, acc
+
 // func q2gpAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
 //
 // Q2_0_g64: the first nc 256-element chunks of nr rows, in pairs, as
@@ -842,6 +909,7 @@ TEXT ·q2gpAVX512(SB), NOSPLIT, $0-64
 	VMOVDQU64 mask30<>(SB), Z15
 	VMOVDQU64 q1pidx<>(SB), Z13
 	VMOVDQU64 q1pscl<>(SB), Z12
+	GFMATS
 	PAIRSETUP
 	TESTQ     R10, R10
 	JZ        q2gp_odd
@@ -861,7 +929,7 @@ q2gp_two:
 	PREFETCHT0   PFDIST(DX)
 	ACTS4
 	G64ROW(SI, Z0)
-	G64ROW(DX, Z10)
+	G64ROWG(DX, Z10)
 	ADDQ         $72, SI
 	ADDQ         $72, DX
 	ADDQ         $256, DI
