@@ -132,3 +132,45 @@ func TestQuantizeQ8_KSIMD(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsKernels checks the decode kernels that loop over rows (rows in
+// pairs, i with i+nr/2, and an odd last row) against one single-row call
+// per row, bit for bit, for every row count up to 9 and row lengths with
+// and without the tails that the plane layouts leave to other kernels.
+func TestRowsKernels(t *testing.T) {
+	if len(rowsKernels) == 0 || hwTier < tierAVX512 {
+		t.Skip("no row-looping decode kernels in this build or on this CPU")
+	}
+	restore, err := useTier("avx512")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restore()
+	rng := rand.New(rand.NewPCG(11, 12))
+	p := NewPool(1)
+	defer p.Close()
+	for f, rk := range rowsKernels {
+		dot, _, _ := kernelsFor(f).pick(tierAVX512)
+		for _, cols := range []int{256, 512, 1152, 1280, 2560} {
+			if cols%f.BlockElems != 0 {
+				continue
+			}
+			w := randMatrix(t, f, 9, cols, rng)
+			var a Acts
+			p.Quantize(&a, randActs(1, cols, rng), 1, cols)
+			dst := make([]float32, w.Rows)
+			p.MatMulActs(dst, w, &a) // builds the layouts
+			for nr := 1; nr <= w.Rows; nr++ {
+				for lo := 0; lo+nr <= w.Rows; lo += nr {
+					clear(dst)
+					rk(dst, w, &a, lo, lo+nr)
+					for r := lo; r < lo+nr; r++ {
+						if want := dot(w.row(r), &a, 0); math.Float32bits(dst[r]) != math.Float32bits(want) {
+							t.Fatalf("%s cols %d rows [%d,%d) row %d: got %g, single-row kernel %g", f, cols, lo, lo+nr, r, dst[r], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
