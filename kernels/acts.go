@@ -123,24 +123,12 @@ func (a *Acts) prepare(p *Pool, k actKind) *int8Acts {
 	switch k {
 	case actQ8_0:
 		p.forGrain(nb, 64, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				t.d[b], t.s[b] = quantizeBlock(t.q[b*qk:(b+1)*qk], a.x[b*qk:(b+1)*qk])
-			}
+			quantizeQ8_0(t.q[lo*qk:hi*qk], t.d[lo:hi], t.s[lo:hi], a.x[lo*qk:hi*qk])
 		})
 	case actQ8_K:
 		const per = qkK / qk
 		p.forGrain(nb/per, 8, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				q := t.q[b*qkK : (b+1)*qkK]
-				d := quantizeBlockK(q, a.x[b*qkK:(b+1)*qkK])
-				for j := range per {
-					var s int32
-					for _, v := range q[j*qk : (j+1)*qk] {
-						s += int32(v)
-					}
-					t.d[b*per+j], t.s[b*per+j] = d, s
-				}
-			}
+			quantizeQ8_K(t.q[lo*qkK:hi*qkK], t.d[lo*per:hi*per], t.s[lo*per:hi*per], a.x[lo*qkK:hi*qkK])
 		})
 	}
 	t.ok = true

@@ -32,6 +32,10 @@ func init() {
 	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64Planes)
 	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0Planes)
 	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0Planes)
+	rowsKernels = map[*quant.Format]rowsFn{
+		quant.Q2_0: rowsQ2_0Planes, quant.PQ2_0: rowsQ2_0Planes, quant.Q2_0g64: rowsQ2_0g64Planes,
+		quant.TQ2_0: rowsTQ2_0Planes, quant.Q1_0: rowsQ1_0Planes,
+	}
 	for f, l := range map[*quant.Format]planeLayout{
 		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.Q2_0g64: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,
 	} {
@@ -119,18 +123,21 @@ func dotQ2_0AVX2(w []byte, a *Acts, i int) float32 {
 	return q2AVX2(&w[0], len(w)/34, 4, q, sz, ds)
 }
 
-// The plane kernels (planes_amd64.s) read the plane layout (preparePlanes).
+// The single-row plane kernels (planes_amd64.s) read the plane layout
+// (preparePlanes) of one activation row and compute the products of nr
+// weight rows of rb bytes each, from w on, into dst[0:nr].
 
 //go:noescape
-func q2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+func q2pAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, dst *float32)
 
 //go:noescape
-func tq2pAVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+func tq2pAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, dst *float32)
 
-// q1pAVX512 takes nc 512-element chunks (four blocks).
+// q1pAVX512 takes the first nc 512-element chunks (four blocks each) of
+// every row.
 //
 //go:noescape
-func q1pAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+func q1pAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
 
 // planeRow returns pointers to activation row i in plane layout l.
 func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
@@ -139,53 +146,97 @@ func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
 	return &t.q[off], &t.sz[off/lanes], &t.ds[off/lanes]
 }
 
-// q2gpAVX512 takes nc 256-element chunks (four blocks).
-//
-//go:noescape
-func q2gpAVX512(w *byte, nc int, q *int8, sz *int32, ds *float32) float32
+// The Q2_0_g64 plane kernels take nc 256-element chunks (four blocks).
 
-// dotQ2_0g64Planes runs the plane kernel over the whole 256-element chunks
-// and the single-row kernel over the remaining blocks.
-func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
-	nb := len(w) / 18
+//go:noescape
+func q2gpAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
+
+// q2gRows computes len(dst) Q2_0_g64 rows of rb bytes each from w on with
+// activation row i: the plane kernel over the whole 256-element chunks,
+// then the old single-row kernel adds each row's remaining blocks.
+func q2gRows(dst []float32, w []byte, rb int, a *Acts, i int) {
+	nb := rb / 18
 	nc := nb / 4
-	var sum float32
 	if nc > 0 {
 		q, sz, ds := planeRow(a, planeQ2, i)
-		sum = q2gpAVX512(&w[0], nc, q, sz, ds)
+		q2gpAVX512(&w[0], rb, len(dst), nc, q, sz, ds, &dst[0])
+	} else {
+		clear(dst)
 	}
 	if nb > 4*nc {
 		q, sz, ds := simdRow(a, actQ8_0, i, 256*nc, true)
-		sum += q2AVX512(&w[72*nc], nb-4*nc, 2, q, sz, ds)
+		for r := range dst {
+			dst[r] += q2AVX512(&w[r*rb+72*nc], nb-4*nc, 2, q, sz, ds)
+		}
 	}
-	return sum
+}
+
+func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
+	var out [1]float32
+	q2gRows(out[:], w, len(w), a, i)
+	return out[0]
+}
+
+func rowsQ2_0g64Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+	rb := w.rowBytes()
+	q2gRows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, 0)
 }
 
 func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {
+	var out float32
 	q, sz, ds := planeRow(a, planeQ2, i)
-	return q2pAVX512(&w[0], len(w)/34, q, sz, ds)
+	q2pAVX512(&w[0], len(w), 1, len(w)/34, q, sz, ds, &out)
+	return out
+}
+
+func rowsQ2_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+	rb := w.rowBytes()
+	q, sz, ds := planeRow(a, planeQ2, 0)
+	q2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/34, q, sz, ds, &dst[lo])
 }
 
 func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {
+	var out float32
 	q, sz, ds := planeRow(a, planeTQ2, i)
-	return tq2pAVX512(&w[0], len(w)/66, q, sz, ds)
+	tq2pAVX512(&w[0], len(w), 1, len(w)/66, q, sz, ds, &out)
+	return out
 }
 
-// dotQ1_0Planes runs the plane kernel over the whole 512-element chunks
-// and the single-row kernel over the remaining blocks.
-func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
-	nb := len(w) / 18
+func rowsTQ2_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+	rb := w.rowBytes()
+	q, sz, ds := planeRow(a, planeTQ2, 0)
+	tq2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/66, q, sz, ds, &dst[lo])
+}
+
+// q1Rows computes len(dst) Q1_0 rows of rb bytes each from w on with
+// activation row i: the plane kernel over the whole 512-element chunks,
+// then the old single-row kernel adds each row's remaining blocks.
+func q1Rows(dst []float32, w []byte, rb int, a *Acts, i int) {
+	nb := rb / 18
 	nc := nb / 4
-	var sum float32
 	if nc > 0 {
 		q, sz, ds := planeRow(a, planeQ1, i)
-		sum = q1pAVX512(&w[0], nc, q, sz, ds)
+		q1pAVX512(&w[0], rb, len(dst), nc, q, sz, ds, &dst[0])
+	} else {
+		clear(dst)
 	}
 	if nb > 4*nc {
 		q, sz, ds := simdRow(a, actQ8_0, i, 512*nc, false)
-		sum += q1AVX512(&w[72*nc], nb-4*nc, q, sz, ds)
+		for r := range dst {
+			dst[r] += q1AVX512(&w[r*rb+72*nc], nb-4*nc, q, sz, ds)
+		}
 	}
-	return sum
+}
+
+func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
+	var out [1]float32
+	q1Rows(out[:], w, len(w), a, i)
+	return out[0]
+}
+
+func rowsQ1_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+	rb := w.rowBytes()
+	q1Rows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, 0)
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {

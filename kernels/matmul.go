@@ -34,6 +34,14 @@ const (
 	actTileBytes = 512 << 10
 )
 
+// rowsFn computes the products of weight rows lo..hi-1 with activation
+// row 0 into dst[lo:hi] in one call.
+type rowsFn func(dst []float32, w *Matrix, a *Acts, lo, hi int)
+
+// rowsKernels holds the AVX-512 decode kernels that loop over weight rows
+// in assembly (cpu_amd64.go); elsewhere n == 1 calls dot once per row.
+var rowsKernels map[*quant.Format]rowsFn
+
 // MatMulActs is MatMul with activations quantized beforehand by Quantize.
 func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	k := kernelsFor(w.Format)
@@ -73,6 +81,10 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	}
 	n, rows := a.n, w.Rows
 	if n == 1 {
+		if rk := rowsKernels[w.Format]; rk != nil && t == tierAVX512 {
+			p.forGrain(rows, 8, func(lo, hi int) { rk(dst, w, a, lo, hi) })
+			return
+		}
 		p.forGrain(rows, 8, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				dst[r] = dot(w.row(r), a, 0)

@@ -42,6 +42,74 @@ var planeInfo = [numPlaneLayouts]struct {
 	planeQ1:  {actQ8_0, 512, 32},
 }
 
+// The AVX-512 tier's activation quantizer and plane builders
+// (decode_amd64.go), nil where the build or the CPU has none. They give
+// the same bits as their Go twins: quantizeBlock, quantizeBlockK,
+// planeQ2Go and planeQ1Go.
+var (
+	quantQ8_0SIMD func(q []int8, d []float32, s []int32, x []float32)
+	quantQ8_KSIMD func(q []int8, d []float32, s []int32, x []float32)
+	planeQ2SIMD   func(dst, src []int8)
+	planeQ1SIMD   func(dst, src []int8)
+)
+
+// quantizeQ8_0 quantizes the len(d) 32-value blocks of x into q, d and s
+// (quantizeBlock).
+func quantizeQ8_0(q []int8, d []float32, s []int32, x []float32) {
+	if quantQ8_0SIMD != nil && tier == tierAVX512 {
+		quantQ8_0SIMD(q, d, s, x)
+		return
+	}
+	for b := range d {
+		d[b], s[b] = quantizeBlock(q[b*qk:(b+1)*qk], x[b*qk:(b+1)*qk])
+	}
+}
+
+// quantizeQ8_K quantizes the 256-value blocks of x into q (quantizeBlockK)
+// and stores, per 32-value block, the block's scale in d and the sum of
+// its 32 values in s.
+func quantizeQ8_K(q []int8, d []float32, s []int32, x []float32) {
+	if quantQ8_KSIMD != nil && tier == tierAVX512 {
+		quantQ8_KSIMD(q, d, s, x)
+		return
+	}
+	const per = qkK / qk
+	for b := range len(d) / per {
+		qb := q[b*qkK : (b+1)*qkK]
+		db := quantizeBlockK(qb, x[b*qkK:(b+1)*qkK])
+		for j := range per {
+			var sum int32
+			for _, v := range qb[j*qk : (j+1)*qk] {
+				sum += int32(v)
+			}
+			d[b*per+j], s[b*per+j] = db, sum
+		}
+	}
+}
+
+// planeQ2Go writes the planeQ2 bytes of one chunk of len(src) elements (a
+// multiple of 64): element 16ℓ+4k+t is byte 4ℓ+k of plane t.
+func planeQ2Go(dst, src []int8) {
+	e := len(src)
+	for pl := range 4 {
+		for ln := range e / 16 {
+			for j := range 4 {
+				dst[pl*e/4+4*ln+j] = src[16*ln+4*j+pl]
+			}
+		}
+	}
+}
+
+// planeQ1Go writes the planeQ1 bytes of one 512-element chunk: element
+// 8j+t is byte j of plane t.
+func planeQ1Go(dst, src []int8) {
+	for pl := range 8 {
+		for j := range 64 {
+			dst[64*pl+j] = src[8*j+pl]
+		}
+	}
+}
+
 // planeActs is one plane layout of every row. Row i starts at byte
 // i·stride of q and at lane i·stride/lanes of sz and ds.
 type planeActs struct {
@@ -81,12 +149,10 @@ func (a *Acts) preparePlanes(p *Pool, l planeLayout) *planeActs {
 			b0 := (i*a.cols + e0) / qk // first 32-block of the chunk
 			switch l {
 			case planeQ2:
-				for pl := range 4 {
-					for ln := range nl {
-						for j := range 4 {
-							dst[pl*e/4+4*ln+j] = src[16*ln+4*j+pl]
-						}
-					}
+				if planeQ2SIMD != nil && tier == tierAVX512 {
+					planeQ2SIMD(dst, src)
+				} else {
+					planeQ2Go(dst, src)
 				}
 				for ln := range nl {
 					sz[ln], ds[ln] = 0, t.d[b0+ln/2]
@@ -108,10 +174,10 @@ func (a *Acts) preparePlanes(p *Pool, l planeLayout) *planeActs {
 				}
 				sz[0] = -s
 			case planeQ1:
-				for pl := range 8 {
-					for j := range 64 {
-						dst[64*pl+j] = src[8*j+pl]
-					}
+				if planeQ1SIMD != nil && tier == tierAVX512 {
+					planeQ1SIMD(dst, src)
+				} else {
+					planeQ1Go(dst, src)
 				}
 				for ln := range nl {
 					sz[ln], ds[ln] = -t.s[b0+ln], t.d[b0+ln]
