@@ -136,7 +136,7 @@ func (a *Acts) preparePlanes(p *Pool, l planeLayout) *planeActs {
 	if l == planeQ2 {
 		nc = (a.cols + info.chunk - 1) / info.chunk
 	}
-	p.forGrain(a.n*nc, 16, func(lo, hi int) {
+	p.forGrain(a.n*nc, 128, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
 			i, e0 := c/nc, c%nc*info.chunk
 			e := min(info.chunk, a.cols-e0)
