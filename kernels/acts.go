@@ -205,8 +205,8 @@ func quantizeBlockK(q []int8, x []float32) float32 {
 }
 
 // simdPad is added to every row of the SIMD layouts: with rows a multiple
-// of 4 KiB apart, the twelve streams of a four-row kernel would fall into
-// the same L1 sets.
+// of 4 KiB apart, a kernel that reads several rows at once would have all
+// its streams fall into the same L1 sets.
 const simdPad = 64
 
 // prepareSIMD builds the SIMD layouts of quantization k once per Quantize.

@@ -161,7 +161,7 @@ func TestTiers(t *testing.T) {
 
 // testTiers is TestTiers for one format and row length.
 func testTiers(t *testing.T, p *Pool, f *quant.Format, cols int, rng *rand.Rand) {
-	for _, n := range []int{1, 4, 5} { // 4: four-row kernels only; 5: and one single row
+	for _, n := range []int{1, 4, 5} { // 4: one GEMM row group; 5: and a partial one
 		w := randMatrix(t, f, 37, cols, rng)
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
@@ -231,8 +231,8 @@ func TestMatMulVsFloat(t *testing.T) {
 
 // TestLargeMatMul runs the tiled n > 1 path across tile and K-chunk edges
 // and checks it against n separate matrix-vector products: equal within
-// the TestTiers bound (the K chunks of the four-row kernels change only the
-// float association).
+// the TestTiers bound (the GEMM's K chunks change only the float
+// association).
 func TestLargeMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)

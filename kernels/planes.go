@@ -1,7 +1,7 @@
 package kernels
 
-// The plane layouts serve the AVX-512 single-row and four-row kernels of
-// Q2_0/PQ2_0, Q2_0_g64, TQ2_0 and Q1_0 (planes_amd64.s). A row is cut into chunks; a
+// The plane layouts serve the AVX-512 decode kernels of Q2_0/PQ2_0,
+// Q2_0_g64, TQ2_0 and Q1_0 (planes_amd64.s). A row is cut into chunks; a
 // chunk of e elements holds planes of equal size, plane t first. The kernel loads the
 // chunk's weight code bytes into one vector, and plane t lines up with
 // those bytes shifted right by t code widths and masked, so VPDPBUSD lane ℓ
