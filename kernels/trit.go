@@ -7,7 +7,7 @@ import "trit/quant"
 // vector of lanes bytes; multiplying that vector by 3 five times yields
 // trit level n = 0..4 of every byte at once. Lane l of level n holds one
 // element of the block (or nothing), so the activations are gathered into
-// that order ("slots") and quantized in 32-slot blocks; unused slots are 0.
+// that order ("slots"); unused slots are 0.
 type tritLayout struct {
 	be     int    // elements per weight block
 	widths [3]int // bytes in stages A, B and qh
@@ -54,86 +54,171 @@ func tritIndex(f *quant.Format) int {
 
 var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 
-// tritActs is one row set of activations in a trit layout: int8 slots and
-// the per-32-slot correction and scale lanes (see int8Acts).
+// PTQ1_0 quantizes its activations in "lane groups": the elements of the
+// four packed bytes of one int32 lane (bytes 4j..4j+3 of a block) at every
+// trit level, 20 values (8 for the lane of the two qh bytes), each group
+// as one Q8_0 block. A kernel may then add all five levels of a lane in
+// one int32 before it applies the lane's scale, where a group of 32 slots
+// of one level (as TQ1_0's Q8_K values allow) would need one float
+// epilogue per level. ptq1Groups lists each group's slots in the layout.
+const ptq1Groups = 7
+
+var ptq1GroupSlots = func() (g [ptq1Groups][]int) {
+	l := layoutPTQ1_0
+	for s, e := range l.slots {
+		if e >= 0 {
+			j := s % l.lanes / 4
+			g[j] = append(g[j], s)
+		}
+	}
+	return g
+}()
+
+// The pair layout of the AVX-512 PTQ1_0 kernel: two weight blocks (56
+// bytes, scales included) fill one ZMM, block h in bytes 28h..28h+27, so
+// their int32 lanes are the seven lane groups of each block; lanes 14 and
+// 15 are empty. Per pair it keeps five levels of 64 int8 slots and, per
+// lane, 256·Σq of the group (the correction, scaled as the kernel's sums)
+// and the group's scale.
+const (
+	pairBytes = 56
+	pairSlots = 5 * 64
+	pairLanes = 16
+)
+
+// tritActs is one row set of activations in a trit layout: int8 slots,
+// the per-lane correction and scale (see int8Acts), and for PTQ1_0 the
+// pair layout.
 type tritActs struct {
 	ok     bool
-	stride int // bytes per row in q, sz and ds (padded by simdPad)
+	stride int // bytes per row in q and d, and in sz and ds ×4 (padded by simdPad)
 	q      []int8
-	d      []float32 // per 32-slot block, for tests
+	d      []float32 // the scale of every slot's value, for tests
 	sz     []int32
 	ds     []float32
+
+	pstride int // slots per row in pq; pc and pds hold pstride/pairSlots·pairLanes per row
+	pq      []int8
+	pc      []int32
+	pds     []float32
 }
 
-// prepareTrit builds layout k of a, once per Quantize. PTQ1_0 quantizes
-// each 32-slot block as Q8_0 from the float copy; TQ1_0 gathers the Q8_K
-// values of its 256-element block (llama.cpp's pairing), so its slot blocks
-// share that block's scale, and the whole block's correction sits in the
-// first lane of its first slot block.
+// prepareTrit builds layout k of a, once per Quantize.
 func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	t := &a.trit[k]
 	if t.ok {
 		return t
 	}
-	var qK *int8Acts
-	if k == tritIndex(quant.TQ1_0) {
-		qK = a.prepare(p, actQ8_K)
-	}
 	l := tritLayouts[k]
-	per := len(l.slots)       // slots per weight block
-	nw := a.n * a.cols / l.be // weight blocks over all rows
-	rw := a.cols / l.be       // weight blocks per row
-	t.stride = rw*per + simdPad
+	per := len(l.slots) // slots per weight block
+	t.stride = a.cols/l.be*per + simdPad
 	t.q = grow(t.q, a.n*t.stride)
-	t.d = grow(t.d, nw*per/qk)
+	t.d = grow(t.d, a.n*t.stride)
 	t.sz = grow(t.sz, a.n*t.stride/4)
 	t.ds = grow(t.ds, a.n*t.stride/4)
-	p.forGrain(nw, 16, func(lo, hi int) {
-		var x [qk]float32
+	if k == tritIndex(quant.TQ1_0) {
+		a.prepareTQ1(p, t)
+	} else {
+		a.preparePTQ1(p, t)
+	}
+	t.ok = true
+	return t
+}
+
+// prepareTQ1 gathers the Q8_K values of each 256-element block (llama.cpp's
+// pairing), so all its slots share that block's scale, and puts the whole
+// block's correction into the first lane of its first 32 slots.
+func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
+	qK := a.prepare(p, actQ8_K)
+	l := layoutTQ1_0
+	per := len(l.slots)
+	rw := a.cols / l.be
+	p.forGrain(a.n*rw, 16, func(lo, hi int) {
 		for wb := lo; wb < hi; wb++ {
-			e0 := wb * l.be // first element of the weight block
-			for b := range per / qk {
-				k := wb*per/qk + b                       // block number, unpadded
-				off := wb/rw*t.stride + wb%rw*per + b*qk // slot offset, padded
-				q := t.q[off : off+qk]
-				var d float32
-				var s int32
-				if qK != nil {
-					d = qK.d[e0/qk]
-					for j, e := range l.slots[b*qk : (b+1)*qk] {
-						q[j] = 0
-						if e >= 0 {
-							q[j] = qK.q[e0+e]
-						}
-						s += int32(q[j])
-					}
-				} else {
-					for j, e := range l.slots[b*qk : (b+1)*qk] {
-						x[j] = 0
-						if e >= 0 {
-							x[j] = a.x[e0+e]
-						}
-					}
-					d, s = quantizeBlock(q, x[:])
+			e0 := wb * l.be                   // first element of the weight block
+			off := wb/rw*t.stride + wb%rw*per // slot offset, padded
+			d := qK.d[e0/qk]
+			var s int32
+			for j, e := range l.slots {
+				v := int8(0)
+				if e >= 0 {
+					v = qK.q[e0+e]
 				}
-				t.d[k] = d
-				sz, ds := t.sz[off/4:off/4+8], t.ds[off/4:off/4+8]
-				for i := range 8 {
-					sz[i], ds[i] = 0, d
+				t.q[off+j], t.d[off+j] = v, d
+				s += int32(v)
+			}
+			sz, ds := t.sz[off/4:(off+per)/4], t.ds[off/4:(off+per)/4]
+			for i := range sz {
+				sz[i], ds[i] = 0, d
+			}
+			sz[0] = -s
+		}
+	})
+}
+
+// preparePTQ1 quantizes the lane groups of every PTQ1_0 block and stores
+// them in the slot layout (per level and lane: the group's scale, and its
+// correction at level 0) and in the pair layout.
+func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
+	l := layoutPTQ1_0
+	per := len(l.slots)
+	rw := a.cols / l.be
+	pairs := (rw + 1) / 2
+	t.pstride = pairs * pairSlots
+	t.pq = grow(t.pq, a.n*t.pstride)
+	t.pc = grow(t.pc, a.n*pairs*pairLanes)
+	t.pds = grow(t.pds, a.n*pairs*pairLanes)
+	p.forGrain(a.n*rw, 16, func(lo, hi int) {
+		var x [qk]float32
+		var q [qk]int8
+		for wb := lo; wb < hi; wb++ {
+			e0 := wb * l.be
+			i, b := wb/rw, wb%rw
+			off := i*t.stride + b*per
+			clear(t.q[off : off+per])
+			clear(t.d[off : off+per])
+			clear(t.sz[off/4 : (off+per)/4])
+			clear(t.ds[off/4 : (off+per)/4])
+			// The block's part of its pair: 28 slots per level and 7
+			// lanes; the first block of a pair also clears the empty
+			// lanes, and the other block's part when it has none.
+			h := b % 2
+			pq := t.pq[i*t.pstride+b/2*pairSlots : i*t.pstride+(b/2+1)*pairSlots]
+			lanes := (i*pairs + b/2) * pairLanes
+			pc, pds := t.pc[lanes:lanes+pairLanes], t.pds[lanes:lanes+pairLanes]
+			part := 28
+			if h == 0 && b == rw-1 {
+				part = 64
+			}
+			for n := range 5 {
+				clear(pq[64*n+28*h : 64*n+28*h+part])
+			}
+			clear(pc[7*h : 7*h+part/4])
+			clear(pds[7*h : 7*h+part/4])
+			if h == 0 {
+				for n := range 5 {
+					clear(pq[64*n+56 : 64*n+64])
 				}
-				if qK == nil {
-					sz[0] = -s
-					continue
+				clear(pc[14:])
+				clear(pds[14:])
+			}
+			for j, g := range ptq1GroupSlots {
+				x = [qk]float32{}
+				for k, s := range g {
+					x[k] = a.x[e0+l.slots[s]]
 				}
-				// One scale for the whole weight block: the block's
-				// correction goes to its first lane, so a kernel may
-				// sum all levels in one int32 vector started from the
-				// first level's sz lanes (the others are zero).
-				head := wb/rw*t.stride/4 + wb%rw*per/4
-				t.sz[head] -= s
+				d, sum := quantizeBlock(q[:], x[:])
+				for k, s := range g {
+					n, m := s/l.lanes, s%l.lanes
+					t.q[off+s], t.d[off+s] = q[k], d
+					pq[64*n+28*h+m] = q[k]
+				}
+				for n := range 5 {
+					t.ds[(off+n*l.lanes)/4+j] = d
+				}
+				t.sz[off/4+j] = -sum
+				pc[7*h+j], pds[7*h+j] = 256*sum, d
 			}
 		}
 	})
-	t.ok = true
-	return t
 }
