@@ -1,6 +1,11 @@
 package kernels
 
-import "trit/quant"
+import (
+	"math"
+
+	"trit/half"
+	"trit/quant"
+)
 
 // tritLayout describes how the SIMD tiers walk a TQ1_0-style trit pack.
 // The packed bytes (stage A, stage B, then the qh stage) are loaded as one
@@ -60,15 +65,20 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // as one Q8_0 block. A kernel may then add all five levels of a lane in
 // one int32 before it applies the lane's scale, where a group of 32 slots
 // of one level (as TQ1_0's Q8_K values allow) would need one float
-// epilogue per level. ptq1Groups lists each group's slots in the layout.
+// epilogue per level.
 const ptq1Groups = 7
 
-var ptq1GroupSlots = func() (g [ptq1Groups][]int) {
+// groupSlot is one element of a lane group: its element, slot and place
+// in the pair layout (within the block's part of each level, 64 apart).
+type groupSlot struct{ e, s, pos int }
+
+// ptq1GroupSlots lists each group's elements.
+var ptq1GroupSlots = func() (g [ptq1Groups][]groupSlot) {
 	l := layoutPTQ1_0
 	for s, e := range l.slots {
 		if e >= 0 {
-			j := s % l.lanes / 4
-			g[j] = append(g[j], s)
+			n, m := s/l.lanes, s%l.lanes
+			g[m/4] = append(g[m/4], groupSlot{e, s, 64*n + m})
 		}
 	}
 	return g
@@ -87,8 +97,9 @@ const (
 )
 
 // tritActs is one row set of activations in a trit layout: int8 slots,
-// the per-lane correction and scale (see int8Acts), and for PTQ1_0 the
-// pair layout.
+// the per-lane correction and scale (see int8Acts), and what the AVX-512
+// kernels read besides: for PTQ1_0 the pair layout, for TQ1_0 (rows of
+// cols/256 blocks in pc and pds) each block's 256·Σq and scale.
 type tritActs struct {
 	ok     bool
 	stride int // bytes per row in q and d, and in sz and ds ×4 (padded by simdPad)
@@ -127,12 +138,15 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 
 // prepareTQ1 gathers the Q8_K values of each 256-element block (llama.cpp's
 // pairing), so all its slots share that block's scale, and puts the whole
-// block's correction into the first lane of its first 32 slots.
+// block's correction into the first lane of its first 32 slots; pc and pds
+// keep 256× the correction and the scale once per block.
 func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 	qK := a.prepare(p, actQ8_K)
 	l := layoutTQ1_0
 	per := len(l.slots)
 	rw := a.cols / l.be
+	t.pc = grow(t.pc, a.n*rw)
+	t.pds = grow(t.pds, a.n*rw)
 	p.forGrain(a.n*rw, 16, func(lo, hi int) {
 		for wb := lo; wb < hi; wb++ {
 			e0 := wb * l.be                   // first element of the weight block
@@ -152,6 +166,7 @@ func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 				sz[i], ds[i] = 0, d
 			}
 			sz[0] = -s
+			t.pc[wb], t.pds[wb] = 256*s, d
 		}
 	})
 }
@@ -169,8 +184,6 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 	t.pc = grow(t.pc, a.n*pairs*pairLanes)
 	t.pds = grow(t.pds, a.n*pairs*pairLanes)
 	p.forGrain(a.n*rw, 16, func(lo, hi int) {
-		var x [qk]float32
-		var q [qk]int8
 		for wb := lo; wb < hi; wb++ {
 			e0 := wb * l.be
 			i, b := wb/rw, wb%rw
@@ -203,15 +216,26 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				clear(pds[14:])
 			}
 			for j, g := range ptq1GroupSlots {
-				x = [qk]float32{}
-				for k, s := range g {
-					x[k] = a.x[e0+l.slots[s]]
+				// quantizeBlock's rounding, for the group's values.
+				x := a.x[e0 : e0+l.be]
+				var amax float32
+				for _, gs := range g {
+					if v := float32(math.Abs(float64(x[gs.e]))); !(amax > v) {
+						amax = v
+					}
 				}
-				d, sum := quantizeBlock(q[:], x[:])
-				for k, s := range g {
-					n, m := s/l.lanes, s%l.lanes
-					t.q[off+s], t.d[off+s] = q[k], d
-					pq[64*n+28*h+m] = q[k]
+				d := amax / 127
+				var id float32
+				if d != 0 {
+					id = 1 / d
+				}
+				d = half.ToFloat32(half.FromFloat32(d))
+				var sum int32
+				for _, gs := range g {
+					r := int8(roundHalfAway(x[gs.e] * id))
+					t.q[off+gs.s], t.d[off+gs.s] = r, d
+					pq[gs.pos+28*h] = r
+					sum += int32(r)
 				}
 				for n := range 5 {
 					t.ds[(off+n*l.lanes)/4+j] = d

@@ -6,14 +6,15 @@ package kernels
 // tq1AVX512 reads TQ1_0's slot layout, ptq1AVX512 PTQ1_0's pair layout.
 
 //go:noescape
-func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
+func tq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
 
 //go:noescape
 func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
 
 func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0, 1)
-	return tq1AVX512(&w[0], len(w)/54, q, sz, ds)
+	q, _, _ := tritRow(a, i, 0, 1)
+	t, nb := &a.trit[1], len(w)/54
+	return tq1AVX512(&w[0], nb, q, &t.pc[i*nb], &t.pds[i*nb])
 }
 
 func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
