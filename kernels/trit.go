@@ -152,14 +152,17 @@ func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 			e0 := wb * l.be                   // first element of the weight block
 			off := wb/rw*t.stride + wb%rw*per // slot offset, padded
 			d := qK.d[e0/qk]
+			q := t.q[off : off+per]
+			clear(q)
+			for _, r := range tq1Runs {
+				copy(q[r.s:r.s+r.n], qK.q[e0+r.e:])
+			}
 			var s int32
-			for j, e := range l.slots {
-				v := int8(0)
-				if e >= 0 {
-					v = qK.q[e0+e]
-				}
-				t.q[off+j], t.d[off+j] = v, d
-				s += int32(v)
+			for _, v := range qK.s[e0/qk : (e0+l.be)/qk] {
+				s += v
+			}
+			for i := range per {
+				t.d[off+i] = d
 			}
 			sz, ds := t.sz[off/4:(off+per)/4], t.ds[off/4:(off+per)/4]
 			for i := range sz {
@@ -170,6 +173,20 @@ func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 		}
 	})
 }
+
+// tq1Runs lists TQ1_0's slots as runs of consecutive elements.
+var tq1Runs = func() (runs []struct{ s, e, n int }) {
+	for s, e := range layoutTQ1_0.slots {
+		switch {
+		case e < 0:
+		case len(runs) > 0 && runs[len(runs)-1].s+runs[len(runs)-1].n == s && runs[len(runs)-1].e+runs[len(runs)-1].n == e:
+			runs[len(runs)-1].n++
+		default:
+			runs = append(runs, struct{ s, e, n int }{s, e, 1})
+		}
+	}
+	return runs
+}()
 
 // preparePTQ1 quantizes the lane groups of every PTQ1_0 block and stores
 // them in the slot layout (per level and lane: the group's scale, and its
