@@ -102,11 +102,10 @@ const (
 // cols/256 blocks in pc and pds) each block's 256·Σq and scale.
 type tritActs struct {
 	ok     bool
-	stride int // bytes per row in q and d, and in sz and ds ×4 (padded by simdPad)
+	stride int // bytes per row in q, and in sz and ds ×4 (padded by simdPad)
 	q      []int8
-	d      []float32 // the scale of every slot's value, for tests
 	sz     []int32
-	ds     []float32
+	ds     []float32 // the scale of each lane's four slots
 
 	pstride int // slots per row in pq; pc and pds hold pstride/pairSlots·pairLanes per row
 	pq      []int8
@@ -124,7 +123,6 @@ func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
 	per := len(l.slots) // slots per weight block
 	t.stride = a.cols/l.be*per + simdPad
 	t.q = grow(t.q, a.n*t.stride)
-	t.d = grow(t.d, a.n*t.stride)
 	t.sz = grow(t.sz, a.n*t.stride/4)
 	t.ds = grow(t.ds, a.n*t.stride/4)
 	if k == tritIndex(quant.TQ1_0) {
@@ -160,9 +158,6 @@ func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 			var s int32
 			for _, v := range qK.s[e0/qk : (e0+l.be)/qk] {
 				s += v
-			}
-			for i := range per {
-				t.d[off+i] = d
 			}
 			sz, ds := t.sz[off/4:(off+per)/4], t.ds[off/4:(off+per)/4]
 			for i := range sz {
@@ -206,7 +201,6 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 			i, b := wb/rw, wb%rw
 			off := i*t.stride + b*per
 			clear(t.q[off : off+per])
-			clear(t.d[off : off+per])
 			clear(t.sz[off/4 : (off+per)/4])
 			clear(t.ds[off/4 : (off+per)/4])
 			// The block's part of its pair: 28 slots per level and 7
@@ -250,7 +244,7 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				var sum int32
 				for _, gs := range g {
 					r := int8(roundHalfAway(x[gs.e] * id))
-					t.q[off+gs.s], t.d[off+gs.s] = r, d
+					t.q[off+gs.s] = r
 					pq[gs.pos+28*h] = r
 					sum += int32(r)
 				}

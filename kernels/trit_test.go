@@ -127,9 +127,9 @@ func TestPairLayout(t *testing.T) {
 					pos := 64*lvl + 28*(b%2) + m
 					lane := 7*(b%2) + m/4
 					seen[b/2*pairSlots+pos] = true
-					if pq[pos] != tr.q[base+s] || tr.pds[lanes+lane] != tr.d[base+s] {
+					if pq[pos] != tr.q[base+s] || tr.pds[lanes+lane] != tr.ds[(base+s)/4] {
 						t.Fatalf("%d blocks, row %d block %d slot %d: pair %d×%g, slots %d×%g",
-							nb, i, b, s, pq[pos], tr.pds[lanes+lane], tr.q[base+s], tr.d[base+s])
+							nb, i, b, s, pq[pos], tr.pds[lanes+lane], tr.q[base+s], tr.ds[(base+s)/4])
 					}
 					sums[m/4] += int32(pq[pos])
 				}
