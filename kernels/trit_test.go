@@ -30,62 +30,82 @@ func TestTritIdentity(t *testing.T) {
 // every byte position. Scales 1 and activations ±127 keep each product an
 // exact integer, so the tiers must agree with the reference decoder
 // exactly, for one row of activations and for five (the four-row
-// kernels). The block counts include a PTQ1_0 pair with an empty half.
+// kernels). The block counts cover the kernels' loops of two units with
+// and without a last single unit, and a PTQ1_0 pair with an empty half.
 func TestTritBytes(t *testing.T) {
+	checkTritBytes(t, quant.PTQ1_0, 1, 2, 3, 4, 5, 6, 7)
+	checkTritBytes(t, quant.TQ1_0, 1, 2, 3, 4)
+}
+
+// checkTritBytes is TestTritBytes for format f and rows of nbs blocks.
+func checkTritBytes(t *testing.T, f *quant.Format, nbs ...int) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(13, 14))
 	p := NewPool(2)
 	defer p.Close()
-	for _, f := range []*quant.Format{quant.TQ1_0, quant.PTQ1_0} {
-		for _, nb := range []int{1, 2, 3} {
-			cols := nb * f.BlockElems
-			x := make([]float32, 5*cols)
-			for i := range x {
-				x[i] = float32(127 * (2*rng.IntN(2) - 1))
-			}
-			data := make([]byte, 256*nb*f.BlockBytes)
-			for r := range 256 {
-				for b := range nb {
-					blk := data[(r*nb+b)*f.BlockBytes:][:f.BlockBytes]
-					for i := range blk {
-						blk[i] = byte(r)
-					}
-					binary.LittleEndian.PutUint16(blk[scaleOffsets[f][0]:], 0x3c00)
+	for _, nb := range nbs {
+		cols := nb * f.BlockElems
+		x := make([]float32, 5*cols)
+		for i := range x {
+			x[i] = float32(127 * (2*rng.IntN(2) - 1))
+		}
+		data := make([]byte, 256*nb*f.BlockBytes)
+		for r := range 256 {
+			for b := range nb {
+				blk := data[(r*nb+b)*f.BlockBytes:][:f.BlockBytes]
+				for i := range blk {
+					blk[i] = byte(r)
 				}
+				binary.LittleEndian.PutUint16(blk[scaleOffsets[f][0]:], 0x3c00)
 			}
-			w, err := NewMatrix(f, 256, cols, data)
+		}
+		w, err := NewMatrix(f, 256, cols, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float32, 5*w.Rows)
+		buf := make([]float32, cols)
+		for r := range w.Rows {
+			decodeRow(f, w.row(r), buf)
+			for i := range 5 {
+				var s float32
+				for j, v := range buf {
+					s += v * x[i*cols+j]
+				}
+				want[i*w.Rows+r] = s
+			}
+		}
+		for _, name := range tiers() {
+			restore, err := useTier(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := make([]float32, 5*w.Rows)
-			buf := make([]float32, cols)
-			for r := range w.Rows {
-				decodeRow(f, w.row(r), buf)
-				for i := range 5 {
-					var s float32
-					for j, v := range buf {
-						s += v * x[i*cols+j]
-					}
-					want[i*w.Rows+r] = s
-				}
-			}
-			for _, name := range tiers() {
-				restore, err := useTier(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, n := range []int{1, 5} {
-					got := make([]float32, n*w.Rows)
-					p.MatMul(got, w, x, n)
-					for i, v := range got {
-						if v != want[i] {
-							t.Fatalf("%s tier %s, %d blocks, n=%d, byte %d, row %d: got %g, want %g",
-								f, name, nb, n, i%w.Rows, i/w.Rows, v, want[i])
-						}
+			for _, n := range []int{1, 5} {
+				got := make([]float32, n*w.Rows)
+				p.MatMul(got, w, x, n)
+				for i, v := range got {
+					if v != want[i] {
+						t.Fatalf("%s tier %s, %d blocks, n=%d, byte %d, row %d: got %g, want %g",
+							f, name, nb, n, i%w.Rows, i/w.Rows, v, want[i])
 					}
 				}
-				restore()
 			}
+			restore()
 		}
+	}
+}
+
+// TestTritRandom runs TestTiers's check over longer rows of random blocks
+// than TestTiers has: many iterations of the kernels' loops, and every way
+// a row can end in them.
+func TestTritRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	p := NewPool(2)
+	defer p.Close()
+	for _, nb := range []int{16, 17} {
+		testTiers(t, p, quant.TQ1_0, nb*256, rng)
+		testTiers(t, p, quant.PTQ1_0, 2*nb*128, rng)
+		testTiers(t, p, quant.PTQ1_0, (2*nb+1)*128, rng)
 	}
 }
 
