@@ -91,7 +91,6 @@ var ptq1GroupSlots = func() (g [ptq1Groups][]groupSlot) {
 // lane, 256·Σq of the group (the correction, scaled as the kernel's sums)
 // and the group's scale.
 const (
-	pairBytes = 56
 	pairSlots = 5 * 64
 	pairLanes = 16
 )
@@ -169,16 +168,20 @@ func (a *Acts) prepareTQ1(p *Pool, t *tritActs) {
 	})
 }
 
+// slotRun is n slots from s on holding n consecutive elements from e on.
+type slotRun struct{ s, e, n int }
+
 // tq1Runs lists TQ1_0's slots as runs of consecutive elements.
-var tq1Runs = func() (runs []struct{ s, e, n int }) {
+var tq1Runs = func() (runs []slotRun) {
 	for s, e := range layoutTQ1_0.slots {
-		switch {
-		case e < 0:
-		case len(runs) > 0 && runs[len(runs)-1].s+runs[len(runs)-1].n == s && runs[len(runs)-1].e+runs[len(runs)-1].n == e:
-			runs[len(runs)-1].n++
-		default:
-			runs = append(runs, struct{ s, e, n int }{s, e, 1})
+		if e < 0 {
+			continue
 		}
+		if k := len(runs) - 1; k >= 0 && runs[k].s+runs[k].n == s && runs[k].e+runs[k].n == e {
+			runs[k].n++
+			continue
+		}
+		runs = append(runs, slotRun{s, e, 1})
 	}
 	return runs
 }()
@@ -227,7 +230,8 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				clear(pds[14:])
 			}
 			for j, g := range ptq1GroupSlots {
-				// quantizeBlock's rounding, for the group's values.
+				// quantizeBlock for the group's values, without
+				// gathering them first.
 				x := a.x[e0 : e0+l.be]
 				var amax float32
 				for _, gs := range g {
