@@ -234,8 +234,11 @@ ptq1_done:
 // func tq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
 //
 // TQ1_0's slot layout, with one Q8_K scale (ds) and one correction (c)
-// per block: the five levels of the whole block share them.
-TEXT ·tq1AVX512(SB), NOSPLIT, $0-44
+// per block: the five levels of the whole block share them. The block's
+// scale d·ds is a scalar, converted and multiplied in an XMM and kept in a
+// stack slot, from which the FMA broadcasts it (cheaper than converting
+// and multiplying a whole ZMM of it).
+TEXT ·tq1AVX512(SB), NOSPLIT, $8-44
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ q+16(FP), DI
@@ -249,12 +252,14 @@ TEXT ·tq1AVX512(SB), NOSPLIT, $0-44
 tq1_two:
 	VMOVDQU8.Z (SI), K3, Z4
 	VMOVDQU8.Z 54(SI), K3, Z20
-	VPBROADCASTW 52(SI), Y3
-	VPBROADCASTW 106(SI), Y19
-	VCVTPH2PS Y3, Z3
-	VCVTPH2PS Y19, Z19
-	VMULPS.BCST (R9), Z3, Z3
-	VMULPS.BCST 4(R9), Z19, Z19
+	VPBROADCASTW 52(SI), X3
+	VPBROADCASTW 106(SI), X19
+	VCVTPH2PS X3, X3
+	VCVTPH2PS X19, X19
+	VMULSS (R9), X3, X3
+	VMULSS 4(R9), X19, X19
+	VMOVSS X3, s-8(SP)
+	VMOVSS X19, s-4(SP)
 	VPXORD Z1, Z1, Z1
 	VPXORD Z17, Z17, Z17
 	VMOVD (R8), X2
@@ -317,8 +322,8 @@ tq1_two:
 	VPADDD Z17, Z22, Z22
 	VCVTDQ2PS Z6, Z6
 	VCVTDQ2PS Z22, Z22
-	VFMADD231PS Z3, Z6, Z0
-	VFMADD231PS Z19, Z22, Z0
+	VFMADD231PS.BCST s-8(SP), Z6, Z0
+	VFMADD231PS.BCST s-4(SP), Z22, Z0
 	ADDQ $108, SI
 	ADDQ $640, DI
 	ADDQ $8, R8
@@ -329,9 +334,10 @@ tq1_tail:
 	CMPQ CX, $-1
 	JNE  tq1_done
 	VMOVDQU8.Z (SI), K3, Z4
-	VPBROADCASTW 52(SI), Y3
-	VCVTPH2PS Y3, Z3
-	VMULPS.BCST (R9), Z3, Z3
+	VPBROADCASTW 52(SI), X3
+	VCVTPH2PS X3, X3
+	VMULSS (R9), X3, X3
+	VMOVSS X3, s-8(SP)
 	VPXORD Z1, Z1, Z1
 	VMOVD (R8), X2
 	VMOVDQU64 (DI), Z10
@@ -363,7 +369,7 @@ tq1_tail:
 	VPADDD Z1, Z1, Z1
 	VPADDD Z1, Z6, Z6
 	VCVTDQ2PS Z6, Z6
-	VFMADD231PS Z3, Z6, Z0
+	VFMADD231PS.BCST s-8(SP), Z6, Z0
 tq1_done:
 	HSUM256
 	VZEROUPPER
