@@ -8,8 +8,10 @@
 // VPDPBUSDs of the bytes p_n (unsigned) with the activations; p_(n+1) = 3·p_n
 // takes two byte adds. Each weight unit (a TQ1_0 block, a pair of PTQ1_0
 // blocks) sums its five levels in Z1 (the p_n terms) and Z2 (the p_(n+1)
-// terms, started from 256× the correction), converts 3·Z1 − Z2 once and
-// adds it, times the unit's scales, into Z0; the result is Z0/256 (exact).
+// terms, started from 256× the correction), converts 3·Z1 − Z2 once (one
+// VPMULLD by Z16 = 3 and a subtraction: measured faster than two adds and
+// a subtraction) and adds it, times the unit's scales, into Z0; the result
+// is Z0/256 (exact).
 //
 // The loops run two units at a time with their instructions interleaved
 // (the second in Z17–Z28), so that the long VPDPBUSD chains of two units
@@ -60,6 +62,8 @@ TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
 	KMOVQ AX, K4
 	VMOVDQU64 ptq1dperm<>(SB), Z15
 	VPXORD Z0, Z0, Z0
+	MOVL $3, AX
+	VPBROADCASTD AX, Z16
 	SUBQ $4, CX
 	JLT  ptq1_tail
 ptq1_two:
@@ -125,12 +129,10 @@ ptq1_two:
 	VPADDB Z21, Z20, Z20
 	VPDPBUSD Z14, Z4, Z2
 	VPDPBUSD Z28, Z20, Z18
-	VPSUBD Z2, Z1, Z6
-	VPSUBD Z18, Z17, Z22
-	VPADDD Z1, Z1, Z1
-	VPADDD Z17, Z17, Z17
-	VPADDD Z1, Z6, Z6
-	VPADDD Z17, Z22, Z22
+	VPMULLD Z16, Z1, Z6
+	VPMULLD Z16, Z17, Z22
+	VPSUBD Z2, Z6, Z6
+	VPSUBD Z18, Z22, Z22
 	VCVTDQ2PS Z6, Z6
 	VCVTDQ2PS Z22, Z22
 	VFMADD231PS Z3, Z6, Z0
@@ -176,9 +178,8 @@ ptq1_tail:
 	VPADDB Z4, Z4, Z5
 	VPADDB Z5, Z4, Z4
 	VPDPBUSD Z14, Z4, Z2
-	VPSUBD Z2, Z1, Z6
-	VPADDD Z1, Z1, Z1
-	VPADDD Z1, Z6, Z6
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
 	VCVTDQ2PS Z6, Z6
 	VFMADD231PS Z3, Z6, Z0
 	ADDQ $56, SI
@@ -220,9 +221,8 @@ ptq1_half:
 	VPADDB Z4, Z4, Z5
 	VPADDB Z5, Z4, Z4
 	VPDPBUSD Z14, Z4, Z2
-	VPSUBD Z2, Z1, Z6
-	VPADDD Z1, Z1, Z1
-	VPADDD Z1, Z6, Z6
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
 	VCVTDQ2PS Z6, Z6
 	VFMADD231PS Z3, Z6, Z0
 ptq1_done:
@@ -247,6 +247,8 @@ TEXT ·tq1AVX512(SB), NOSPLIT, $8-44
 	MOVQ $0x000fffffffffffff, AX
 	KMOVQ AX, K3
 	VPXORD Z0, Z0, Z0
+	MOVL $3, AX
+	VPBROADCASTD AX, Z16
 	SUBQ $2, CX
 	JLT  tq1_tail
 tq1_two:
@@ -314,12 +316,10 @@ tq1_two:
 	VPADDB Z21, Z20, Z20
 	VPDPBUSD Z14, Z4, Z2
 	VPDPBUSD Z28, Z20, Z18
-	VPSUBD Z2, Z1, Z6
-	VPSUBD Z18, Z17, Z22
-	VPADDD Z1, Z1, Z1
-	VPADDD Z17, Z17, Z17
-	VPADDD Z1, Z6, Z6
-	VPADDD Z17, Z22, Z22
+	VPMULLD Z16, Z1, Z6
+	VPMULLD Z16, Z17, Z22
+	VPSUBD Z2, Z6, Z6
+	VPSUBD Z18, Z22, Z22
 	VCVTDQ2PS Z6, Z6
 	VCVTDQ2PS Z22, Z22
 	VFMADD231PS.BCST s-8(SP), Z6, Z0
@@ -365,9 +365,8 @@ tq1_tail:
 	VPADDB Z4, Z4, Z5
 	VPADDB Z5, Z4, Z4
 	VPDPBUSD Z14, Z4, Z2
-	VPSUBD Z2, Z1, Z6
-	VPADDD Z1, Z1, Z1
-	VPADDD Z1, Z6, Z6
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
 	VCVTDQ2PS Z6, Z6
 	VFMADD231PS.BCST s-8(SP), Z6, Z0
 tq1_done:
