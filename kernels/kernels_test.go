@@ -91,11 +91,10 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float6
 		l, t := tritLayouts[k], &a.trit[k]
 		per := len(l.slots)
 		for wb := range w.Cols / l.be {
-			blk := (i*w.Cols/l.be + wb) * per / qk // unpadded block number
 			base := i*t.stride + wb*per
 			for s, e := range l.slots {
 				if e >= 0 {
-					xh[wb*l.be+e] = float64(t.d[blk+s/qk]) * float64(t.q[base+s])
+					xh[wb*l.be+e] = float64(t.ds[(base+s)/4]) * float64(t.q[base+s])
 				} else if t.q[base+s] != 0 {
 					panic("padding slot holds a value")
 				}

@@ -1,0 +1,376 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The AVX-512 trit kernels. A trit comes out of its byte without compares:
+// with p_n = b·3ⁿ mod 256 (the level-n byte of b), 3·p_n = 256·t_n + p_(n+1),
+// so Σ t_n·a_n = (3·Σ p_n·a_n − Σ p_(n+1)·a_n)/256 exactly. Both sums are
+// VPDPBUSDs of the bytes p_n (unsigned) with the activations; p_(n+1) = 3·p_n
+// takes two byte adds. Each weight unit (a TQ1_0 block, a pair of PTQ1_0
+// blocks) sums its five levels in Z1 (the p_n terms) and Z2 (the p_(n+1)
+// terms, started from 256× the correction), converts 3·Z1 − Z2 once (one
+// VPMULLD by Z16 = 3 and a subtraction: measured faster than two adds and
+// a subtraction) and adds it, times the unit's scales, into Z0; the result
+// is Z0/256 (exact).
+//
+// The loops run two units at a time with their instructions interleaved
+// (the second in Z17–Z28), so that the long VPDPBUSD chains of two units
+// overlap without relying on the out-of-order window.
+
+// Horizontal sum of Z0 into X0, times 1/256.
+#define HSUM256 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS   Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS   X1, X0, X0 \
+	VMOVHLPS X0, X1, X1 \
+	VADDPS   X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS   X1, X0, X0 \
+	MOVL     $0x3b800000, AX \
+	VMOVD    AX, X1 \
+	VMULSS   X1, X0, X0
+
+// ptq1dperm: VPERMW indexes that spread the fp16 scales of a pair of
+// PTQ1_0 blocks (words 13 and 27) over the lanes of each block.
+DATA ptq1dperm<>+0(SB)/8, $0x000d000d000d000d
+DATA ptq1dperm<>+8(SB)/8, $0x001b000d000d000d
+DATA ptq1dperm<>+16(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+24(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+32(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+40(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+48(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+56(SB)/8, $0x001b001b001b001b
+GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
+
+// func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
+//
+// The pair layout of trit.go: a pair's 56 bytes are loaded into one ZMM
+// (K4: an odd last block, a pair with an empty half), so each int32 lane
+// holds one lane group of one block, whose five levels share its scale
+// (ds, one per lane) and correction (c); VPERMW spreads the two blocks'
+// weight scales over their lanes.
+TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ c+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ $0x00ffffffffffffff, AX
+	KMOVQ AX, K3
+	MOVQ $0x0fffffff, AX
+	KMOVQ AX, K4
+	VMOVDQU64 ptq1dperm<>(SB), Z15
+	VPXORD Z0, Z0, Z0
+	MOVL $3, AX
+	VPBROADCASTD AX, Z16
+	SUBQ $4, CX
+	JLT  ptq1_tail
+ptq1_two:
+	VMOVDQU8.Z (SI), K3, Z4
+	VMOVDQU8.Z 56(SI), K3, Z20
+	VPERMW Z4, Z15, Z3
+	VPERMW Z20, Z15, Z19
+	VCVTPH2PS Y3, Z3
+	VCVTPH2PS Y19, Z19
+	VMULPS (R9), Z3, Z3
+	VMULPS 64(R9), Z19, Z19
+	VPXORD Z1, Z1, Z1
+	VPXORD Z17, Z17, Z17
+	VMOVDQU32 (R8), Z2
+	VMOVDQU32 64(R8), Z18
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 320(DI), Z24
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 384(DI), Z25
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 448(DI), Z26
+	VMOVDQU64 192(DI), Z13
+	VMOVDQU64 512(DI), Z27
+	VMOVDQU64 256(DI), Z14
+	VMOVDQU64 576(DI), Z28
+	VPDPBUSD Z10, Z4, Z1
+	VPDPBUSD Z24, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z10, Z4, Z2
+	VPDPBUSD Z24, Z20, Z18
+	VPDPBUSD Z11, Z4, Z1
+	VPDPBUSD Z25, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z11, Z4, Z2
+	VPDPBUSD Z25, Z20, Z18
+	VPDPBUSD Z12, Z4, Z1
+	VPDPBUSD Z26, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z12, Z4, Z2
+	VPDPBUSD Z26, Z20, Z18
+	VPDPBUSD Z13, Z4, Z1
+	VPDPBUSD Z27, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z13, Z4, Z2
+	VPDPBUSD Z27, Z20, Z18
+	VPDPBUSD Z14, Z4, Z1
+	VPDPBUSD Z28, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z14, Z4, Z2
+	VPDPBUSD Z28, Z20, Z18
+	VPMULLD Z16, Z1, Z6
+	VPMULLD Z16, Z17, Z22
+	VPSUBD Z2, Z6, Z6
+	VPSUBD Z18, Z22, Z22
+	VCVTDQ2PS Z6, Z6
+	VCVTDQ2PS Z22, Z22
+	VFMADD231PS Z3, Z6, Z0
+	VFMADD231PS Z19, Z22, Z0
+	ADDQ $112, SI
+	ADDQ $640, DI
+	ADDQ $128, R8
+	ADDQ $128, R9
+	SUBQ $4, CX
+	JGE  ptq1_two
+ptq1_tail:
+	ADDQ $4, CX
+	CMPQ CX, $2
+	JLT  ptq1_half
+	VMOVDQU8.Z (SI), K3, Z4
+	VPERMW Z4, Z15, Z3
+	VCVTPH2PS Y3, Z3
+	VMULPS (R9), Z3, Z3
+	VPXORD Z1, Z1, Z1
+	VMOVDQU32 (R8), Z2
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 192(DI), Z13
+	VMOVDQU64 256(DI), Z14
+	VPDPBUSD Z10, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z10, Z4, Z2
+	VPDPBUSD Z11, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z11, Z4, Z2
+	VPDPBUSD Z12, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z12, Z4, Z2
+	VPDPBUSD Z13, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z13, Z4, Z2
+	VPDPBUSD Z14, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z14, Z4, Z2
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VFMADD231PS Z3, Z6, Z0
+	ADDQ $56, SI
+	ADDQ $320, DI
+	ADDQ $64, R8
+	ADDQ $64, R9
+	SUBQ $2, CX
+ptq1_half:
+	CMPQ CX, $1
+	JNE  ptq1_done
+	VMOVDQU8.Z (SI), K4, Z4
+	VPERMW Z4, Z15, Z3
+	VCVTPH2PS Y3, Z3
+	VMULPS (R9), Z3, Z3
+	VPXORD Z1, Z1, Z1
+	VMOVDQU32 (R8), Z2
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 192(DI), Z13
+	VMOVDQU64 256(DI), Z14
+	VPDPBUSD Z10, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z10, Z4, Z2
+	VPDPBUSD Z11, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z11, Z4, Z2
+	VPDPBUSD Z12, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z12, Z4, Z2
+	VPDPBUSD Z13, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z13, Z4, Z2
+	VPDPBUSD Z14, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z14, Z4, Z2
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VFMADD231PS Z3, Z6, Z0
+ptq1_done:
+	HSUM256
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// func tq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
+//
+// TQ1_0's slot layout, with one Q8_K scale (ds) and one correction (c)
+// per block: the five levels of the whole block share them. The block's
+// scale d·ds is a scalar, converted and multiplied in an XMM and kept in a
+// stack slot, from which the FMA broadcasts it (cheaper than converting
+// and multiplying a whole ZMM of it).
+TEXT ·tq1AVX512(SB), NOSPLIT, $8-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ c+24(FP), R8
+	MOVQ ds+32(FP), R9
+	MOVQ $0x000fffffffffffff, AX
+	KMOVQ AX, K3
+	VPXORD Z0, Z0, Z0
+	MOVL $3, AX
+	VPBROADCASTD AX, Z16
+	SUBQ $2, CX
+	JLT  tq1_tail
+tq1_two:
+	VMOVDQU8.Z (SI), K3, Z4
+	VMOVDQU8.Z 54(SI), K3, Z20
+	VPBROADCASTW 52(SI), X3
+	VPBROADCASTW 106(SI), X19
+	VCVTPH2PS X3, X3
+	VCVTPH2PS X19, X19
+	VMULSS (R9), X3, X3
+	VMULSS 4(R9), X19, X19
+	VMOVSS X3, s-8(SP)
+	VMOVSS X19, s-4(SP)
+	VPXORD Z1, Z1, Z1
+	VPXORD Z17, Z17, Z17
+	VMOVD (R8), X2
+	VMOVD 4(R8), X18
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 320(DI), Z24
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 384(DI), Z25
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 448(DI), Z26
+	VMOVDQU64 192(DI), Z13
+	VMOVDQU64 512(DI), Z27
+	VMOVDQU64 256(DI), Z14
+	VMOVDQU64 576(DI), Z28
+	VPDPBUSD Z10, Z4, Z1
+	VPDPBUSD Z24, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z10, Z4, Z2
+	VPDPBUSD Z24, Z20, Z18
+	VPDPBUSD Z11, Z4, Z1
+	VPDPBUSD Z25, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z11, Z4, Z2
+	VPDPBUSD Z25, Z20, Z18
+	VPDPBUSD Z12, Z4, Z1
+	VPDPBUSD Z26, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z12, Z4, Z2
+	VPDPBUSD Z26, Z20, Z18
+	VPDPBUSD Z13, Z4, Z1
+	VPDPBUSD Z27, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z13, Z4, Z2
+	VPDPBUSD Z27, Z20, Z18
+	VPDPBUSD Z14, Z4, Z1
+	VPDPBUSD Z28, Z20, Z17
+	VPADDB Z4, Z4, Z5
+	VPADDB Z20, Z20, Z21
+	VPADDB Z5, Z4, Z4
+	VPADDB Z21, Z20, Z20
+	VPDPBUSD Z14, Z4, Z2
+	VPDPBUSD Z28, Z20, Z18
+	VPMULLD Z16, Z1, Z6
+	VPMULLD Z16, Z17, Z22
+	VPSUBD Z2, Z6, Z6
+	VPSUBD Z18, Z22, Z22
+	VCVTDQ2PS Z6, Z6
+	VCVTDQ2PS Z22, Z22
+	VFMADD231PS.BCST s-8(SP), Z6, Z0
+	VFMADD231PS.BCST s-4(SP), Z22, Z0
+	ADDQ $108, SI
+	ADDQ $640, DI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	SUBQ $2, CX
+	JGE  tq1_two
+tq1_tail:
+	CMPQ CX, $-1
+	JNE  tq1_done
+	VMOVDQU8.Z (SI), K3, Z4
+	VPBROADCASTW 52(SI), X3
+	VCVTPH2PS X3, X3
+	VMULSS (R9), X3, X3
+	VMOVSS X3, s-8(SP)
+	VPXORD Z1, Z1, Z1
+	VMOVD (R8), X2
+	VMOVDQU64 (DI), Z10
+	VMOVDQU64 64(DI), Z11
+	VMOVDQU64 128(DI), Z12
+	VMOVDQU64 192(DI), Z13
+	VMOVDQU64 256(DI), Z14
+	VPDPBUSD Z10, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z10, Z4, Z2
+	VPDPBUSD Z11, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z11, Z4, Z2
+	VPDPBUSD Z12, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z12, Z4, Z2
+	VPDPBUSD Z13, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z13, Z4, Z2
+	VPDPBUSD Z14, Z4, Z1
+	VPADDB Z4, Z4, Z5
+	VPADDB Z5, Z4, Z4
+	VPDPBUSD Z14, Z4, Z2
+	VPMULLD Z16, Z1, Z6
+	VPSUBD Z2, Z6, Z6
+	VCVTDQ2PS Z6, Z6
+	VFMADD231PS.BCST s-8(SP), Z6, Z0
+tq1_done:
+	HSUM256
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
