@@ -1,11 +1,6 @@
 package kernels
 
-import (
-	"math"
-
-	"trit/half"
-	"trit/quant"
-)
+import "trit/quant"
 
 // tritLayout describes how the SIMD tiers walk a TQ1_0-style trit pack.
 // The packed bytes (stage A, stage B, then the qh stage) are loaded as one
@@ -59,41 +54,68 @@ func tritIndex(f *quant.Format) int {
 
 var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 
-// PTQ1_0 quantizes its activations in "lane groups": the elements of the
-// four packed bytes of one int32 lane (bytes 4j..4j+3 of a block) at every
-// trit level, 20 values (8 for the lane of the two qh bytes), each group
-// as one Q8_0 block. A kernel may then add all five levels of a lane in
-// one int32 before it applies the lane's scale, where a group of 32 slots
-// of one level (as TQ1_0's Q8_K values allow) would need one float
-// epilogue per level.
-const ptq1Groups = 7
+// PTQ1_0 pairs with ggml's Q8_0 of the natural row, as in the generic
+// tier; the SIMD layouts are permutations of those int8 values. An int32
+// lane (the four bytes 4j..4j+3 of one level) holds four consecutive
+// elements, so it lies in one 32-element block and takes that block's
+// scale. The AVX-512 kernel keeps one int32 sum per lane for each level
+// group of ptq1LevelGroups: a lane's levels in one group share a block.
+//
+// The pair layout of that kernel: two weight blocks (56 bytes, scales
+// included) fill one ZMM, block h in bytes 28h..28h+27, so int32 lane
+// 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 are empty. Per
+// pair it keeps five levels of 64 int8 slots; per level group and lane
+// the activation block's scale (pairGroups vectors of pairLanes); and the
+// corrections 256·Σq of the four activation blocks of each weight block
+// in the lanes ptq1CorrLane names, in pairCorr vectors (levels 0–1 and
+// 2–3: the first level group that has a lane of the block).
+const (
+	pairSlots  = 5 * 64
+	pairLanes  = 16
+	pairGroups = 3
+	pairCorr   = 2
+)
 
-// groupSlot is one element of a lane group: its element, slot and place
-// in the pair layout (within the block's part of each level, 64 apart).
-type groupSlot struct{ e, s, pos int }
+// ptq1LevelGroups lists the levels of each group: levels 0–1 of stage A
+// hold elements 0–31, levels 2–3 elements 32–63 and level 4 64–79; of
+// stage B levels 0–1 are in block 2 and the rest in block 3, as is qh.
+var ptq1LevelGroups = [pairGroups][]int{{0, 1}, {2, 3}, {4}}
 
-// ptq1GroupSlots lists each group's elements.
-var ptq1GroupSlots = func() (g [ptq1Groups][]groupSlot) {
+// ptq1LaneBlock is the activation block (0..3) of each level group and
+// lane of a weight block (−1 where the lane is empty), and ptq1CorrLane the
+// level group and lane that carries each block's correction.
+var ptq1LaneBlock, ptq1CorrLane = func() (lb [pairGroups][7]int, cl [4][2]int) {
 	l := layoutPTQ1_0
-	for s, e := range l.slots {
-		if e >= 0 {
-			n, m := s/l.lanes, s%l.lanes
-			g[m/4] = append(g[m/4], groupSlot{e, s, 64*n + m})
+	seen := [4]bool{}
+	for g, levels := range ptq1LevelGroups {
+		for j := range 7 {
+			blk := -1
+			for _, n := range levels {
+				for m := 4 * j; m < 4*j+4; m++ {
+					e := l.slots[n*l.lanes+m]
+					if e < 0 {
+						continue
+					}
+					if blk >= 0 && blk != e/qk {
+						panic("kernels: PTQ1_0 lane spans two activation blocks")
+					}
+					blk = e / qk
+				}
+			}
+			lb[g][j] = blk
+			if blk < 0 {
+				continue
+			}
+			if !seen[blk] {
+				if g >= pairCorr {
+					panic("kernels: PTQ1_0 correction outside the corrected level groups")
+				}
+				seen[blk], cl[blk] = true, [2]int{g, j}
+			}
 		}
 	}
-	return g
+	return lb, cl
 }()
-
-// The pair layout of the AVX-512 PTQ1_0 kernel: two weight blocks (56
-// bytes, scales included) fill one ZMM, block h in bytes 28h..28h+27, so
-// their int32 lanes are the seven lane groups of each block; lanes 14 and
-// 15 are empty. Per pair it keeps five levels of 64 int8 slots and, per
-// lane, 256·Σq of the group (the correction, scaled as the kernel's sums)
-// and the group's scale.
-const (
-	pairSlots = 5 * 64
-	pairLanes = 16
-)
 
 // tritActs is one row set of activations in a trit layout: int8 slots,
 // the per-lane correction and scale (see int8Acts), and what the AVX-512
@@ -106,7 +128,7 @@ type tritActs struct {
 	sz     []int32
 	ds     []float32 // the scale of each lane's four slots
 
-	pstride int // slots per row in pq; pc and pds hold pstride/pairSlots·pairLanes per row
+	pstride int // slots per row in pq; per pair, pc holds pairCorr·pairLanes and pds pairGroups·pairLanes
 	pq      []int8
 	pc      []int32
 	pds     []float32
@@ -186,78 +208,104 @@ var tq1Runs = func() (runs []slotRun) {
 	return runs
 }()
 
-// preparePTQ1 quantizes the lane groups of every PTQ1_0 block and stores
-// them in the slot layout (per level and lane: the group's scale, and its
-// correction at level 0) and in the pair layout.
+// preparePTQ1 permutes the natural Q8_0 activations into the slot layout
+// (per level and lane the scale of the lane's block, and each block's
+// correction −Σq in the lane of its first element) and the pair layout.
 func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
+	q8 := a.prepare(p, actQ8_0)
 	l := layoutPTQ1_0
 	per := len(l.slots)
 	rw := a.cols / l.be
 	pairs := (rw + 1) / 2
 	t.pstride = pairs * pairSlots
 	t.pq = grow(t.pq, a.n*t.pstride)
-	t.pc = grow(t.pc, a.n*pairs*pairLanes)
-	t.pds = grow(t.pds, a.n*pairs*pairLanes)
+	t.pc = grow(t.pc, a.n*pairs*pairCorr*pairLanes)
+	t.pds = grow(t.pds, a.n*pairs*pairGroups*pairLanes)
 	p.forGrain(a.n*rw, 16, func(lo, hi int) {
 		for wb := lo; wb < hi; wb++ {
-			e0 := wb * l.be
+			k0 := wb * l.be / qk // the first activation block
 			i, b := wb/rw, wb%rw
 			off := i*t.stride + b*per
-			clear(t.q[off : off+per])
-			clear(t.sz[off/4 : (off+per)/4])
-			clear(t.ds[off/4 : (off+per)/4])
+			q := t.q[off : off+per]
+			sz, ds := t.sz[off/4:(off+per)/4], t.ds[off/4:(off+per)/4]
+			for s, e := range l.slots {
+				var v int8
+				if e >= 0 {
+					v = q8.q[k0*qk+e]
+				}
+				q[s] = v
+			}
+			for j := range sz {
+				var d float32
+				if e := l.slots[4*j]; e >= 0 {
+					d = q8.d[k0+e/qk]
+				}
+				sz[j], ds[j] = 0, d
+			}
+			for k := range 4 {
+				sz[slotOf[k*qk]/4] = -q8.s[k0+k]
+			}
 			// The block's part of its pair: 28 slots per level and 7
 			// lanes; the first block of a pair also clears the empty
 			// lanes, and the other block's part when it has none.
 			h := b % 2
-			pq := t.pq[i*t.pstride+b/2*pairSlots : i*t.pstride+(b/2+1)*pairSlots]
-			lanes := (i*pairs + b/2) * pairLanes
-			pc, pds := t.pc[lanes:lanes+pairLanes], t.pds[lanes:lanes+pairLanes]
-			part := 28
-			if h == 0 && b == rw-1 {
-				part = 64
+			pq := t.pq[i*t.pstride+b/2*pairSlots:][:pairSlots]
+			pair := i*pairs + b/2
+			pc := t.pc[pair*pairCorr*pairLanes:][:pairCorr*pairLanes]
+			pds := t.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
+			for n := range 5 {
+				copy(pq[64*n+28*h:64*n+28*h+28], q[n*l.lanes:])
+			}
+			for g := range pairGroups {
+				for j, k := range ptq1LaneBlock[g] {
+					var d float32
+					if k >= 0 {
+						d = q8.d[k0+k]
+					}
+					pds[g*pairLanes+7*h+j] = d
+				}
+			}
+			for g := range pairCorr {
+				clear(pc[g*pairLanes+7*h : g*pairLanes+7*h+7])
+			}
+			for k, c := range ptq1CorrLane {
+				pc[c[0]*pairLanes+7*h+c[1]] = 256 * q8.s[k0+k]
+			}
+			if h == 1 {
+				continue
 			}
 			for n := range 5 {
-				clear(pq[64*n+28*h : 64*n+28*h+part])
+				clear(pq[64*n+56 : 64*n+64])
+				if b == rw-1 {
+					clear(pq[64*n+28 : 64*n+56])
+				}
 			}
-			clear(pc[7*h : 7*h+part/4])
-			clear(pds[7*h : 7*h+part/4])
-			if h == 0 {
-				for n := range 5 {
-					clear(pq[64*n+56 : 64*n+64])
+			for g := range pairGroups {
+				v := pds[g*pairLanes : (g+1)*pairLanes]
+				if b == rw-1 {
+					clear(v[7:])
+				} else {
+					clear(v[14:])
 				}
-				clear(pc[14:])
-				clear(pds[14:])
 			}
-			for j, g := range ptq1GroupSlots {
-				// quantizeBlock for the group's values, without
-				// gathering them first.
-				x := a.x[e0 : e0+l.be]
-				var amax float32
-				for _, gs := range g {
-					if v := float32(math.Abs(float64(x[gs.e]))); !(amax > v) {
-						amax = v
-					}
+			for g := range pairCorr {
+				v := pc[g*pairLanes : (g+1)*pairLanes]
+				if b == rw-1 {
+					clear(v[7:])
+				} else {
+					clear(v[14:])
 				}
-				d := amax / 127
-				var id float32
-				if d != 0 {
-					id = 1 / d
-				}
-				d = half.ToFloat32(half.FromFloat32(d))
-				var sum int32
-				for _, gs := range g {
-					r := int8(roundHalfAway(x[gs.e] * id))
-					t.q[off+gs.s] = r
-					pq[gs.pos+28*h] = r
-					sum += int32(r)
-				}
-				for n := range 5 {
-					t.ds[(off+n*l.lanes)/4+j] = d
-				}
-				t.sz[off/4+j] = -sum
-				pc[7*h+j], pds[7*h+j] = 256*sum, d
 			}
 		}
 	})
 }
+
+// slotOf is the inverse of PTQ1_0's slot map: element → slot.
+var slotOf = func() (s [128]int) {
+	for i, e := range layoutPTQ1_0.slots {
+		if e >= 0 {
+			s[e] = i
+		}
+	}
+	return s
+}()

@@ -19,6 +19,6 @@ func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 
 func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 	t := &a.trit[0]
-	lanes := i * t.pstride / pairSlots * pairLanes
-	return ptq1AVX512(&w[0], len(w)/28, &t.pq[i*t.pstride], &t.pc[lanes], &t.pds[lanes])
+	pair := i * t.pstride / pairSlots
+	return ptq1AVX512(&w[0], len(w)/28, &t.pq[i*t.pstride], &t.pc[pair*pairCorr*pairLanes], &t.pds[pair*pairGroups*pairLanes])
 }

@@ -6,15 +6,16 @@
 // with p_n = b·3ⁿ mod 256 (the level-n byte of b), 3·p_n = 256·t_n + p_(n+1),
 // so Σ t_n·a_n = (3·Σ p_n·a_n − Σ p_(n+1)·a_n)/256 exactly. Both sums are
 // VPDPBUSDs of the bytes p_n (unsigned) with the activations; p_(n+1) = 3·p_n
-// takes two byte adds. Each weight unit (a TQ1_0 block, a pair of PTQ1_0
-// blocks) sums its five levels in Z1 (the p_n terms) and Z2 (the p_(n+1)
-// terms, started from 256× the correction), converts 3·Z1 − Z2 once (one
-// VPMULLD by Z16 = 3 and a subtraction: measured faster than two adds and
-// a subtraction) and adds it, times the unit's scales, into Z0; the result
-// is Z0/256 (exact).
+// takes two byte adds. A weight unit (a TQ1_0 block, a pair of PTQ1_0
+// blocks) sums its levels in Z1 (the p_n terms) and Z2 (the p_(n+1) terms,
+// started from 256× the correction), or PTQ1_0 in three such pairs, one
+// per level group; each pair is converted once as 3·Z1 − Z2 (one VPMULLD
+// by Z16 = 3 and a subtraction: measured faster than two adds and a
+// subtraction) and added, times its scales, into Z0; the result is Z0/256
+// (exact).
 //
 // The loops run two units at a time with their instructions interleaved
-// (the second in Z17–Z28), so that the long VPDPBUSD chains of two units
+// (the second in Z17 and up), so that the VPDPBUSD chains of two units
 // overlap without relying on the out-of-order window.
 
 // Horizontal sum of Z0 into X0, times 1/256.
@@ -43,13 +44,69 @@ DATA ptq1dperm<>+48(SB)/8, $0x001b001b001b001b
 DATA ptq1dperm<>+56(SB)/8, $0x001b001b001b001b
 GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 
+// The PTQ1_0 kernel takes a pair of blocks as one unit, in the pair layout
+// of trit.go. PLOAD loads the 56 bytes of a pair into W (K: an odd last
+// block, a pair with an empty half) and spreads the two weight scales over
+// their lanes in S (SY: its YMM); VPERMW picks them (words 13 and 27).
+#define PLOAD(off, K, W, S, SY) \
+	VMOVDQU8.Z off(SI), K, W \
+	VPERMW W, Z15, S \
+	VCVTPH2PS SY, S
+
+// PSTART starts the sums of the three level groups: A0–A2 (the p_n terms)
+// at zero, B0 and B1 (the p_(n+1) terms) at the corrections at coff(R8),
+// B2 at zero.
+#define PSTART(coff, A0, B0, A1, B1, A2, B2) \
+	VPXORD A0, A0, A0 \
+	VPXORD A1, A1, A1 \
+	VPXORD A2, A2, A2 \
+	VPXORD B2, B2, B2 \
+	VMOVDQU32 coff(R8), B0 \
+	VMOVDQU32 coff+64(R8), B1
+
+// PLEVEL adds one level: the activations at qoff(DI) times p_n into A and
+// times p_(n+1) into B, leaving p_(n+1) in W (T: scratch).
+#define PLEVEL(qoff, W, T, Q, A, B) \
+	VMOVDQU64 qoff(DI), Q \
+	VPDPBUSD Q, W, A \
+	VPADDB W, W, T \
+	VPADDB T, W, W \
+	VPDPBUSD Q, W, B
+
+// PEND forms 3·A − B of each level group, applies the groups' activation
+// scales at dsoff(R9), and adds the sum times the weight scales S into Z0.
+#define PEND(dsoff, S, A0, B0, A1, B1, A2, B2) \
+	VPMULLD Z16, A0, A0 \
+	VPMULLD Z16, A1, A1 \
+	VPMULLD Z16, A2, A2 \
+	VPSUBD B0, A0, A0 \
+	VPSUBD B1, A1, A1 \
+	VPSUBD B2, A2, A2 \
+	VCVTDQ2PS A0, A0 \
+	VCVTDQ2PS A1, A1 \
+	VCVTDQ2PS A2, A2 \
+	VMULPS dsoff(R9), A0, A0 \
+	VFMADD231PS dsoff+64(R9), A1, A0 \
+	VFMADD231PS dsoff+128(R9), A2, A0 \
+	VFMADD231PS S, A0, Z0
+
+// PUNIT is one pair, not interleaved (the loop's tail).
+#define PUNIT(K) \
+	PLOAD(0, K, Z4, Z3, Y3) \
+	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9) \
+	PLEVEL(0, Z4, Z5, Z10, Z1, Z2) \
+	PLEVEL(64, Z4, Z5, Z10, Z1, Z2) \
+	PLEVEL(128, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(192, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(256, Z4, Z5, Z10, Z8, Z9) \
+	PEND(0, Z3, Z1, Z2, Z6, Z7, Z8, Z9)
+
 // func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
 //
-// The pair layout of trit.go: a pair's 56 bytes are loaded into one ZMM
-// (K4: an odd last block, a pair with an empty half), so each int32 lane
-// holds one lane group of one block, whose five levels share its scale
-// (ds, one per lane) and correction (c); VPERMW spreads the two blocks'
-// weight scales over their lanes.
+// Each int32 lane holds bytes 4j..4j+3 of one block, whose levels fall in
+// up to three activation blocks: levels 0–1, 2–3 and 4 (the level groups
+// of trit.go) keep separate sums, each with per-lane activation scales
+// (ds, pairGroups vectors per pair) and corrections (c, pairCorr vectors).
 TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -67,164 +124,42 @@ TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
 	SUBQ $4, CX
 	JLT  ptq1_tail
 ptq1_two:
-	VMOVDQU8.Z (SI), K3, Z4
-	VMOVDQU8.Z 56(SI), K3, Z20
-	VPERMW Z4, Z15, Z3
-	VPERMW Z20, Z15, Z19
-	VCVTPH2PS Y3, Z3
-	VCVTPH2PS Y19, Z19
-	VMULPS (R9), Z3, Z3
-	VMULPS 64(R9), Z19, Z19
-	VPXORD Z1, Z1, Z1
-	VPXORD Z17, Z17, Z17
-	VMOVDQU32 (R8), Z2
-	VMOVDQU32 64(R8), Z18
-	VMOVDQU64 (DI), Z10
-	VMOVDQU64 320(DI), Z24
-	VMOVDQU64 64(DI), Z11
-	VMOVDQU64 384(DI), Z25
-	VMOVDQU64 128(DI), Z12
-	VMOVDQU64 448(DI), Z26
-	VMOVDQU64 192(DI), Z13
-	VMOVDQU64 512(DI), Z27
-	VMOVDQU64 256(DI), Z14
-	VMOVDQU64 576(DI), Z28
-	VPDPBUSD Z10, Z4, Z1
-	VPDPBUSD Z24, Z20, Z17
-	VPADDB Z4, Z4, Z5
-	VPADDB Z20, Z20, Z21
-	VPADDB Z5, Z4, Z4
-	VPADDB Z21, Z20, Z20
-	VPDPBUSD Z10, Z4, Z2
-	VPDPBUSD Z24, Z20, Z18
-	VPDPBUSD Z11, Z4, Z1
-	VPDPBUSD Z25, Z20, Z17
-	VPADDB Z4, Z4, Z5
-	VPADDB Z20, Z20, Z21
-	VPADDB Z5, Z4, Z4
-	VPADDB Z21, Z20, Z20
-	VPDPBUSD Z11, Z4, Z2
-	VPDPBUSD Z25, Z20, Z18
-	VPDPBUSD Z12, Z4, Z1
-	VPDPBUSD Z26, Z20, Z17
-	VPADDB Z4, Z4, Z5
-	VPADDB Z20, Z20, Z21
-	VPADDB Z5, Z4, Z4
-	VPADDB Z21, Z20, Z20
-	VPDPBUSD Z12, Z4, Z2
-	VPDPBUSD Z26, Z20, Z18
-	VPDPBUSD Z13, Z4, Z1
-	VPDPBUSD Z27, Z20, Z17
-	VPADDB Z4, Z4, Z5
-	VPADDB Z20, Z20, Z21
-	VPADDB Z5, Z4, Z4
-	VPADDB Z21, Z20, Z20
-	VPDPBUSD Z13, Z4, Z2
-	VPDPBUSD Z27, Z20, Z18
-	VPDPBUSD Z14, Z4, Z1
-	VPDPBUSD Z28, Z20, Z17
-	VPADDB Z4, Z4, Z5
-	VPADDB Z20, Z20, Z21
-	VPADDB Z5, Z4, Z4
-	VPADDB Z21, Z20, Z20
-	VPDPBUSD Z14, Z4, Z2
-	VPDPBUSD Z28, Z20, Z18
-	VPMULLD Z16, Z1, Z6
-	VPMULLD Z16, Z17, Z22
-	VPSUBD Z2, Z6, Z6
-	VPSUBD Z18, Z22, Z22
-	VCVTDQ2PS Z6, Z6
-	VCVTDQ2PS Z22, Z22
-	VFMADD231PS Z3, Z6, Z0
-	VFMADD231PS Z19, Z22, Z0
+	PLOAD(0, K3, Z4, Z3, Y3)
+	PLOAD(56, K3, Z20, Z19, Y19)
+	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9)
+	PSTART(128, Z17, Z18, Z22, Z23, Z24, Z25)
+	PLEVEL(0, Z4, Z5, Z10, Z1, Z2)
+	PLEVEL(320, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(64, Z4, Z5, Z10, Z1, Z2)
+	PLEVEL(384, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(128, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(448, Z20, Z21, Z26, Z22, Z23)
+	PLEVEL(192, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(512, Z20, Z21, Z26, Z22, Z23)
+	PLEVEL(256, Z4, Z5, Z10, Z8, Z9)
+	PLEVEL(576, Z20, Z21, Z26, Z24, Z25)
+	PEND(0, Z3, Z1, Z2, Z6, Z7, Z8, Z9)
+	PEND(192, Z19, Z17, Z18, Z22, Z23, Z24, Z25)
 	ADDQ $112, SI
 	ADDQ $640, DI
-	ADDQ $128, R8
-	ADDQ $128, R9
+	ADDQ $256, R8
+	ADDQ $384, R9
 	SUBQ $4, CX
 	JGE  ptq1_two
 ptq1_tail:
 	ADDQ $4, CX
 	CMPQ CX, $2
 	JLT  ptq1_half
-	VMOVDQU8.Z (SI), K3, Z4
-	VPERMW Z4, Z15, Z3
-	VCVTPH2PS Y3, Z3
-	VMULPS (R9), Z3, Z3
-	VPXORD Z1, Z1, Z1
-	VMOVDQU32 (R8), Z2
-	VMOVDQU64 (DI), Z10
-	VMOVDQU64 64(DI), Z11
-	VMOVDQU64 128(DI), Z12
-	VMOVDQU64 192(DI), Z13
-	VMOVDQU64 256(DI), Z14
-	VPDPBUSD Z10, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z10, Z4, Z2
-	VPDPBUSD Z11, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z11, Z4, Z2
-	VPDPBUSD Z12, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z12, Z4, Z2
-	VPDPBUSD Z13, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z13, Z4, Z2
-	VPDPBUSD Z14, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z14, Z4, Z2
-	VPMULLD Z16, Z1, Z6
-	VPSUBD Z2, Z6, Z6
-	VCVTDQ2PS Z6, Z6
-	VFMADD231PS Z3, Z6, Z0
+	PUNIT(K3)
 	ADDQ $56, SI
 	ADDQ $320, DI
-	ADDQ $64, R8
-	ADDQ $64, R9
+	ADDQ $128, R8
+	ADDQ $192, R9
 	SUBQ $2, CX
 ptq1_half:
 	CMPQ CX, $1
 	JNE  ptq1_done
-	VMOVDQU8.Z (SI), K4, Z4
-	VPERMW Z4, Z15, Z3
-	VCVTPH2PS Y3, Z3
-	VMULPS (R9), Z3, Z3
-	VPXORD Z1, Z1, Z1
-	VMOVDQU32 (R8), Z2
-	VMOVDQU64 (DI), Z10
-	VMOVDQU64 64(DI), Z11
-	VMOVDQU64 128(DI), Z12
-	VMOVDQU64 192(DI), Z13
-	VMOVDQU64 256(DI), Z14
-	VPDPBUSD Z10, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z10, Z4, Z2
-	VPDPBUSD Z11, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z11, Z4, Z2
-	VPDPBUSD Z12, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z12, Z4, Z2
-	VPDPBUSD Z13, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z13, Z4, Z2
-	VPDPBUSD Z14, Z4, Z1
-	VPADDB Z4, Z4, Z5
-	VPADDB Z5, Z4, Z4
-	VPDPBUSD Z14, Z4, Z2
-	VPMULLD Z16, Z1, Z6
-	VPSUBD Z2, Z6, Z6
-	VCVTDQ2PS Z6, Z6
-	VFMADD231PS Z3, Z6, Z0
+	PUNIT(K4)
 ptq1_done:
 	HSUM256
 	VZEROUPPER

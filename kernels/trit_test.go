@@ -109,68 +109,156 @@ func TestTritRandom(t *testing.T) {
 	}
 }
 
-// TestPairLayout checks PTQ1_0's pair layout against its slot layout: the
-// same value and scale for every element, 256·Σq of each lane group in its
-// lane, zeros everywhere else (the scale bytes, qh's fifth level, the empty
-// lanes and the empty half of a last odd pair).
-func TestPairLayout(t *testing.T) {
+// TestPTQ1Layouts checks PTQ1_0's slot and pair layouts against the
+// natural Q8_0 activations, with the element map of formats.md written
+// out here: every element's value with its block's scale; per activation
+// block, corrections adding up to −Σq (slot layout) and 256·Σq (pair
+// layout, levels 0–3) in lanes of that block; zeros everywhere else (the
+// padding slots, qh's fifth level, the empty lanes and the empty half of
+// a last odd pair).
+func TestPTQ1Layouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	p := NewPool(2)
 	defer p.Close()
-	l := layoutPTQ1_0
+	// element returns the element of byte m's trit n, or −1.
+	element := func(m, n int) int {
+		switch {
+		case m < 16:
+			return 16*n + m
+		case m < 24:
+			return 80 + 8*n + m - 16
+		case m < 26 && n < 4:
+			return 120 + 2*n + m - 24
+		}
+		return -1
+	}
+	group := [5]int{0, 0, 1, 1, 2} // the level groups of the pair layout
 	for _, nb := range []int{1, 2, 3, 6} {
 		const n = 3
-		cols := nb * l.be
+		cols := nb * 128
 		var a Acts
-		// Fill the buffers with garbage first: the layout must not
+		// Fill the buffers with garbage first: the layouts must not
 		// depend on what a previous Quantize left there.
-		p.Quantize(&a, randActs(n, 8*l.be, rng), n, 8*l.be)
+		p.Quantize(&a, randActs(n, 8*128, rng), n, 8*128)
 		tr := a.prepareTrit(p, 0)
-		for i := range tr.pq {
-			tr.pq[i], tr.pc[i/20], tr.pds[i/20] = 99, 99, 99
+		for _, s := range [][]int8{tr.q, tr.pq} {
+			for i := range s {
+				s[i] = 99
+			}
+		}
+		for _, s := range [][]int32{tr.sz, tr.pc} {
+			for i := range s {
+				s[i] = 99
+			}
+		}
+		for _, s := range [][]float32{tr.ds, tr.pds} {
+			for i := range s {
+				s[i] = 99
+			}
 		}
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
+		q8 := a.prepare(p, actQ8_0)
 		tr = a.prepareTrit(p, 0)
 		pairs := (nb + 1) / 2
 		for i := range n {
-			seen := make([]bool, pairs*pairSlots)
 			for b := range nb {
-				base := i*tr.stride + b*len(l.slots)
+				k0 := (i*cols + b*128) / qk // the block's first activation block
+				h := b % 2
+				pair := i*pairs + b/2
+				q := tr.q[i*tr.stride+b*192:][:192]
+				sz := tr.sz[(i*tr.stride+b*192)/4:][:48]
+				ds := tr.ds[(i*tr.stride+b*192)/4:][:48]
 				pq := tr.pq[i*tr.pstride+b/2*pairSlots:][:pairSlots]
-				lanes := (i*pairs + b/2) * pairLanes
-				var sums [ptq1Groups]int32
-				for s, e := range l.slots {
-					if e < 0 {
-						continue
+				pc := tr.pc[pair*pairCorr*pairLanes:][:pairCorr*pairLanes]
+				pds := tr.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
+				var slotSum, pairSum [4]int32
+				for lvl := range 6 {
+					for m := range 32 {
+						e := -1
+						if lvl < 5 {
+							e = element(m, lvl)
+						}
+						s := 32*lvl + m
+						lane := s / 4
+						if e < 0 {
+							if q[s] != 0 || (m < 28 && lvl < 5 && pq[64*lvl+28*h+m] != 0) {
+								t.Fatalf("%d blocks, row %d block %d: padding slot %d holds %d, pair %d", nb, i, b, s, q[s], pq[64*lvl+28*h+m])
+							}
+							if m%4 == 0 && (sz[lane] != 0 || ds[lane] != 0) {
+								t.Fatalf("%d blocks, row %d block %d: empty lane %d holds %d, %g", nb, i, b, lane, sz[lane], ds[lane])
+							}
+							continue
+						}
+						k := e / qk
+						v, d := q8.q[k0*qk+e], q8.d[k0+k]
+						g, pl := group[lvl], 7*h+m/4
+						if q[s] != v || ds[lane] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: slot %d×%g, want %d×%g", nb, i, b, e, q[s], ds[lane], v, d)
+						}
+						if pq[64*lvl+28*h+m] != v || pds[g*pairLanes+pl] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g, want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[g*pairLanes+pl], v, d)
+						}
+						if m%4 == 0 {
+							slotSum[k] += sz[lane]
+							if g < pairCorr && lvl%2 == 0 {
+								pairSum[k] += pc[g*pairLanes+pl]
+							}
+						}
 					}
-					lvl, m := s/l.lanes, s%l.lanes
-					pos := 64*lvl + 28*(b%2) + m
-					lane := 7*(b%2) + m/4
-					seen[b/2*pairSlots+pos] = true
-					if pq[pos] != tr.q[base+s] || tr.pds[lanes+lane] != tr.ds[(base+s)/4] {
-						t.Fatalf("%d blocks, row %d block %d slot %d: pair %d×%g, slots %d×%g",
-							nb, i, b, s, pq[pos], tr.pds[lanes+lane], tr.q[base+s], tr.ds[(base+s)/4])
-					}
-					sums[m/4] += int32(pq[pos])
 				}
-				for j, s := range sums {
-					if got := tr.pc[lanes+7*(b%2)+j]; got != 256*s {
-						t.Fatalf("%d blocks, row %d block %d lane %d: correction %d, want %d", nb, i, b, j, got, 256*s)
+				for g := range pairGroups {
+					for j := range 7 {
+						empty := true
+						for lvl := range 5 {
+							empty = empty && (group[lvl] != g || element(4*j, lvl) < 0)
+						}
+						if empty && pds[g*pairLanes+7*h+j] != 0 {
+							t.Fatalf("%d blocks, row %d block %d: empty lane %d of group %d has scale %g", nb, i, b, j, g, pds[g*pairLanes+7*h+j])
+						}
 					}
 				}
-			}
-			for k, ok := range seen {
-				if v := tr.pq[i*tr.pstride+k]; !ok && v != 0 {
-					t.Fatalf("%d blocks, row %d: empty pair slot %d holds %d", nb, i, k, v)
+				for k := range 4 {
+					s := q8.s[k0+k]
+					if slotSum[k] != -s || pairSum[k] != 256*s {
+						t.Fatalf("%d blocks, row %d block %d: activation block %d corrections %d, %d; want %d, %d", nb, i, b, k, slotSum[k], pairSum[k], -s, 256*s)
+					}
 				}
-			}
-			for k := range pairs * pairLanes {
-				lane := k % pairLanes
-				if lane < 14 && (lane < 7 || 2*(k/pairLanes)+1 < nb) {
+				if h == 1 || b < nb-1 {
 					continue
 				}
-				if c, d := tr.pc[i*pairs*pairLanes+k], tr.pds[i*pairs*pairLanes+k]; c != 0 || d != 0 {
-					t.Fatalf("%d blocks, row %d: empty lane %d holds %d, %g", nb, i, k, c, d)
+				// The last block of an odd row: the pair's other half.
+				for lvl := range 5 {
+					for m := 28; m < 64; m++ {
+						if pq[64*lvl+m] != 0 {
+							t.Fatalf("%d blocks, row %d: empty pair slot %d holds %d", nb, i, 64*lvl+m, pq[64*lvl+m])
+						}
+					}
+				}
+				for g := range pairGroups {
+					for l := 7; l < pairLanes; l++ {
+						if pds[g*pairLanes+l] != 0 || (g < pairCorr && pc[g*pairLanes+l] != 0) {
+							t.Fatalf("%d blocks, row %d: empty lane %d of group %d holds a value", nb, i, l, g)
+						}
+					}
+				}
+			}
+			for pair := range pairs {
+				pc := tr.pc[(i*pairs+pair)*pairCorr*pairLanes:][:pairCorr*pairLanes]
+				pds := tr.pds[(i*pairs+pair)*pairGroups*pairLanes:][:pairGroups*pairLanes]
+				pq := tr.pq[i*tr.pstride+pair*pairSlots:][:pairSlots]
+				for g := range pairGroups {
+					for l := 14; l < pairLanes; l++ {
+						if pds[g*pairLanes+l] != 0 || (g < pairCorr && pc[g*pairLanes+l] != 0) {
+							t.Fatalf("%d blocks, row %d pair %d: empty lane %d of group %d holds a value", nb, i, pair, l, g)
+						}
+					}
+				}
+				for lvl := range 5 {
+					for m := 56; m < 64; m++ {
+						if pq[64*lvl+m] != 0 {
+							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, 64*lvl+m, pq[64*lvl+m])
+						}
+					}
 				}
 			}
 		}
