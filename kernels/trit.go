@@ -58,35 +58,35 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // tier; the SIMD layouts are permutations of those int8 values. An int32
 // lane (the four bytes 4j..4j+3 of one level) holds four consecutive
 // elements, so it lies in one 32-element block and takes that block's
-// scale. The AVX-512 kernel keeps one int32 sum per lane for each level
-// group of ptq1LevelGroups: a lane's levels in one group share a block.
+// scale.
 //
-// The pair layout of that kernel: two weight blocks (56 bytes, scales
-// included) fill one ZMM, block h in bytes 28h..28h+27, so int32 lane
-// 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 are empty. Per
-// pair it keeps five levels of 64 int8 slots; per level group and lane
-// the activation block's scale (pairGroups vectors of pairLanes); and the
-// corrections 256·Σq of the four activation blocks of each weight block
-// in the lanes ptq1CorrLane names, in pairCorr vectors (levels 0–1 and
-// 2–3: the first level group that has a lane of the block).
+// The pair layout of the AVX-512 kernel: two weight blocks (56 bytes,
+// scales included) fill one ZMM, block h in bytes 28h..28h+27, so int32
+// lane 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 hold zero
+// codes. Per pair it keeps five levels of 64 int8 slots, the scales of
+// the pair's eight activation blocks (block k of weight block h at 4h+k)
+// and one vector of corrections 256·Σq. The kernel sums the levels of
+// each group of ptq1LevelGroups per lane, where a lane's levels share an
+// activation block, and gives each group's lanes their block's scale with
+// a permutation (ptq1Perm). The corrections start the sums of group 0, in
+// a lane of the block's, or in lane 14+h, whose codes add nothing.
 const (
 	pairSlots  = 5 * 64
 	pairLanes  = 16
-	pairGroups = 3
-	pairCorr   = 2
+	pairScales = 8
 )
 
 // ptq1LevelGroups lists the levels of each group: levels 0–1 of stage A
 // hold elements 0–31, levels 2–3 elements 32–63 and level 4 64–79; of
 // stage B levels 0–1 are in block 2 and the rest in block 3, as is qh.
-var ptq1LevelGroups = [pairGroups][]int{{0, 1}, {2, 3}, {4}}
+var ptq1LevelGroups = [3][]int{{0, 1}, {2, 3}, {4}}
 
-// ptq1LaneBlock is the activation block (0..3) of each level group and
-// lane of a weight block (−1 where the lane is empty), and ptq1CorrLane the
-// level group and lane that carries each block's correction.
-var ptq1LaneBlock, ptq1CorrLane = func() (lb [pairGroups][7]int, cl [4][2]int) {
+// ptq1Perm holds the pair's activation scale (0..7) of each level group's
+// lanes (0 where the lane's sum is zero), and ptq1CorrLane the lane of
+// group 0 that carries the correction of each activation block.
+var ptq1Perm, ptq1CorrLane = func() (perm [3][pairLanes]int32, corr [pairScales]int) {
 	l := layoutPTQ1_0
-	seen := [4]bool{}
+	var found [4]bool
 	for g, levels := range ptq1LevelGroups {
 		for j := range 7 {
 			blk := -1
@@ -102,19 +102,30 @@ var ptq1LaneBlock, ptq1CorrLane = func() (lb [pairGroups][7]int, cl [4][2]int) {
 					blk = e / qk
 				}
 			}
-			lb[g][j] = blk
 			if blk < 0 {
 				continue
 			}
-			if !seen[blk] {
-				if g >= pairCorr {
-					panic("kernels: PTQ1_0 correction outside the corrected level groups")
-				}
-				seen[blk], cl[blk] = true, [2]int{g, j}
+			for h := range 2 {
+				perm[g][7*h+j] = int32(4*h + blk)
+			}
+			if g == 0 && !found[blk] {
+				found[blk], corr[blk], corr[4+blk] = true, j, 7+j
 			}
 		}
 	}
-	return lb, cl
+	spare := 14
+	for k, ok := range found {
+		if ok {
+			continue
+		}
+		if spare > 14 {
+			panic("kernels: PTQ1_0 needs more spare lanes")
+		}
+		corr[k], corr[4+k] = spare, spare+1
+		perm[0][spare], perm[0][spare+1] = int32(k), int32(4+k)
+		spare += 2
+	}
+	return perm, corr
 }()
 
 // tritActs is one row set of activations in a trit layout: int8 slots,
@@ -128,7 +139,7 @@ type tritActs struct {
 	sz     []int32
 	ds     []float32 // the scale of each lane's four slots
 
-	pstride int // slots per row in pq; per pair, pc holds pairCorr·pairLanes and pds pairGroups·pairLanes
+	pstride int // slots per row in pq; per pair, pc holds pairLanes and pds pairScales
 	pq      []int8
 	pc      []int32
 	pds     []float32
@@ -219,8 +230,8 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 	pairs := (rw + 1) / 2
 	t.pstride = pairs * pairSlots
 	t.pq = grow(t.pq, a.n*t.pstride)
-	t.pc = grow(t.pc, a.n*pairs*pairCorr*pairLanes)
-	t.pds = grow(t.pds, a.n*pairs*pairGroups*pairLanes)
+	t.pc = grow(t.pc, a.n*pairs*pairLanes)
+	t.pds = grow(t.pds, a.n*pairs*pairScales)
 	p.forGrain(a.n*rw, 16, func(lo, hi int) {
 		for wb := lo; wb < hi; wb++ {
 			k0 := wb * l.be / qk // the first activation block
@@ -245,56 +256,37 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 			for k := range 4 {
 				sz[slotOf[k*qk]/4] = -q8.s[k0+k]
 			}
-			// The block's part of its pair: 28 slots per level and 7
-			// lanes; the first block of a pair also clears the empty
-			// lanes, and the other block's part when it has none.
+			// The block's part of its pair: 28 slots per level, lanes
+			// 7h..7h+6 and 14+h of the corrections and 4 scales. The
+			// first block also clears the slots past 56, and the second
+			// block's part where it is missing.
 			h := b % 2
 			pq := t.pq[i*t.pstride+b/2*pairSlots:][:pairSlots]
 			pair := i*pairs + b/2
-			pc := t.pc[pair*pairCorr*pairLanes:][:pairCorr*pairLanes]
-			pds := t.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
+			pc := t.pc[pair*pairLanes:][:pairLanes]
+			pds := t.pds[pair*pairScales:][:pairScales]
 			for n := range 5 {
 				copy(pq[64*n+28*h:64*n+28*h+28], q[n*l.lanes:])
 			}
-			for g := range pairGroups {
-				for j, k := range ptq1LaneBlock[g] {
-					var d float32
-					if k >= 0 {
-						d = q8.d[k0+k]
-					}
-					pds[g*pairLanes+7*h+j] = d
-				}
-			}
-			for g := range pairCorr {
-				clear(pc[g*pairLanes+7*h : g*pairLanes+7*h+7])
-			}
-			for k, c := range ptq1CorrLane {
-				pc[c[0]*pairLanes+7*h+c[1]] = 256 * q8.s[k0+k]
+			clear(pc[7*h : 7*h+7])
+			pc[14+h] = 0
+			for k := range 4 {
+				pds[4*h+k] = q8.d[k0+k]
+				pc[ptq1CorrLane[4*h+k]] = 256 * q8.s[k0+k]
 			}
 			if h == 1 {
 				continue
 			}
 			for n := range 5 {
 				clear(pq[64*n+56 : 64*n+64])
-				if b == rw-1 {
+			}
+			if b == rw-1 {
+				for n := range 5 {
 					clear(pq[64*n+28 : 64*n+56])
 				}
-			}
-			for g := range pairGroups {
-				v := pds[g*pairLanes : (g+1)*pairLanes]
-				if b == rw-1 {
-					clear(v[7:])
-				} else {
-					clear(v[14:])
-				}
-			}
-			for g := range pairCorr {
-				v := pc[g*pairLanes : (g+1)*pairLanes]
-				if b == rw-1 {
-					clear(v[7:])
-				} else {
-					clear(v[14:])
-				}
+				clear(pc[7:14])
+				pc[15] = 0
+				clear(pds[4:])
 			}
 		}
 	})

@@ -111,11 +111,12 @@ func TestTritRandom(t *testing.T) {
 
 // TestPTQ1Layouts checks PTQ1_0's slot and pair layouts against the
 // natural Q8_0 activations, with the element map of formats.md written
-// out here: every element's value with its block's scale; per activation
-// block, corrections adding up to −Σq (slot layout) and 256·Σq (pair
-// layout, levels 0–3) in lanes of that block; zeros everywhere else (the
-// padding slots, qh's fifth level, the empty lanes and the empty half of
-// a last odd pair).
+// out here: every element's value with its block's scale (in the pair
+// layout, the scale ptq1Perm picks for the element's lane and level
+// group); per activation block, corrections adding up to −Σq (slot
+// layout) and 256·Σq (pair layout, over the lanes of group 0 that take
+// the block's scale); zeros everywhere else (the padding slots, qh's fifth
+// level, the lanes past 56 bytes and the empty half of a last odd pair).
 func TestPTQ1Layouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	p := NewPool(2)
@@ -169,9 +170,8 @@ func TestPTQ1Layouts(t *testing.T) {
 				sz := tr.sz[(i*tr.stride+b*192)/4:][:48]
 				ds := tr.ds[(i*tr.stride+b*192)/4:][:48]
 				pq := tr.pq[i*tr.pstride+b/2*pairSlots:][:pairSlots]
-				pc := tr.pc[pair*pairCorr*pairLanes:][:pairCorr*pairLanes]
-				pds := tr.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
-				var slotSum, pairSum [4]int32
+				pds := tr.pds[pair*pairScales:][:pairScales]
+				var slotSum [4]int32
 				for lvl := range 6 {
 					for m := range 32 {
 						e := -1
@@ -191,71 +191,46 @@ func TestPTQ1Layouts(t *testing.T) {
 						}
 						k := e / qk
 						v, d := q8.q[k0*qk+e], q8.d[k0+k]
-						g, pl := group[lvl], 7*h+m/4
 						if q[s] != v || ds[lane] != d {
 							t.Fatalf("%d blocks, row %d block %d element %d: slot %d×%g, want %d×%g", nb, i, b, e, q[s], ds[lane], v, d)
 						}
-						if pq[64*lvl+28*h+m] != v || pds[g*pairLanes+pl] != d {
-							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g, want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[g*pairLanes+pl], v, d)
+						ix := int(ptq1Perm[group[lvl]][7*h+m/4]) // the lane's scale, of its half
+						if ix/4 != h || pq[64*lvl+28*h+m] != v || pds[ix] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (scale %d), want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[ix], ix, v, d)
 						}
 						if m%4 == 0 {
 							slotSum[k] += sz[lane]
-							if g < pairCorr && lvl%2 == 0 {
-								pairSum[k] += pc[g*pairLanes+pl]
-							}
-						}
-					}
-				}
-				for g := range pairGroups {
-					for j := range 7 {
-						empty := true
-						for lvl := range 5 {
-							empty = empty && (group[lvl] != g || element(4*j, lvl) < 0)
-						}
-						if empty && pds[g*pairLanes+7*h+j] != 0 {
-							t.Fatalf("%d blocks, row %d block %d: empty lane %d of group %d has scale %g", nb, i, b, j, g, pds[g*pairLanes+7*h+j])
 						}
 					}
 				}
 				for k := range 4 {
-					s := q8.s[k0+k]
-					if slotSum[k] != -s || pairSum[k] != 256*s {
-						t.Fatalf("%d blocks, row %d block %d: activation block %d corrections %d, %d; want %d, %d", nb, i, b, k, slotSum[k], pairSum[k], -s, 256*s)
-					}
-				}
-				if h == 1 || b < nb-1 {
-					continue
-				}
-				// The last block of an odd row: the pair's other half.
-				for lvl := range 5 {
-					for m := 28; m < 64; m++ {
-						if pq[64*lvl+m] != 0 {
-							t.Fatalf("%d blocks, row %d: empty pair slot %d holds %d", nb, i, 64*lvl+m, pq[64*lvl+m])
-						}
-					}
-				}
-				for g := range pairGroups {
-					for l := 7; l < pairLanes; l++ {
-						if pds[g*pairLanes+l] != 0 || (g < pairCorr && pc[g*pairLanes+l] != 0) {
-							t.Fatalf("%d blocks, row %d: empty lane %d of group %d holds a value", nb, i, l, g)
-						}
+					if s := q8.s[k0+k]; slotSum[k] != -s {
+						t.Fatalf("%d blocks, row %d block %d: activation block %d corrections %d, want %d", nb, i, b, k, slotSum[k], -s)
 					}
 				}
 			}
 			for pair := range pairs {
-				pc := tr.pc[(i*pairs+pair)*pairCorr*pairLanes:][:pairCorr*pairLanes]
-				pds := tr.pds[(i*pairs+pair)*pairGroups*pairLanes:][:pairGroups*pairLanes]
+				pc := tr.pc[(i*pairs+pair)*pairLanes:][:pairLanes]
+				pds := tr.pds[(i*pairs+pair)*pairScales:][:pairScales]
 				pq := tr.pq[i*tr.pstride+pair*pairSlots:][:pairSlots]
-				for g := range pairGroups {
-					for l := 14; l < pairLanes; l++ {
-						if pds[g*pairLanes+l] != 0 || (g < pairCorr && pc[g*pairLanes+l] != 0) {
-							t.Fatalf("%d blocks, row %d pair %d: empty lane %d of group %d holds a value", nb, i, pair, l, g)
-						}
+				var sums [pairScales]int32
+				for l, v := range pc {
+					sums[ptq1Perm[0][l]] += v
+				}
+				for s, v := range sums {
+					b := 2*pair + s/4
+					want, d := int32(0), float32(0)
+					if b < nb {
+						k := (i*cols+b*128)/qk + s%4
+						want, d = 256*q8.s[k], q8.d[k]
+					}
+					if v != want || pds[s] != d {
+						t.Fatalf("%d blocks, row %d pair %d: scale %d: correction %d, scale %g; want %d, %g", nb, i, pair, s, v, pds[s], want, d)
 					}
 				}
 				for lvl := range 5 {
-					for m := 56; m < 64; m++ {
-						if pq[64*lvl+m] != 0 {
+					for m := range 64 {
+						if (m >= 56 || 2*pair+m/28 >= nb) && pq[64*lvl+m] != 0 {
 							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, 64*lvl+m, pq[64*lvl+m])
 						}
 					}
