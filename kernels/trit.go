@@ -63,35 +63,36 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // The pair layout of the AVX-512 kernel: two weight blocks (56 bytes,
 // scales included) fill one ZMM, block h in bytes 28h..28h+27, so int32
 // lane 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 hold zero
-// codes. The kernel sums the levels of each group of ptq1LevelGroups per
-// lane, where a lane's levels share an activation block. Per pair the
-// layout keeps five levels of 64 int8 slots; for each level group a
-// vector of its lanes' activation scales; and one vector of corrections
-// 256·Σq, which start the sums of group 0: in a lane of the block's, or
-// in lane 14+h, whose codes add nothing.
+// codes. Per pair it keeps five levels of 56 int8 slots, the scales of
+// the pair's eight activation blocks (block k of weight block h at 4h+k)
+// and one vector of corrections 256·Σq. The kernel sums the levels of
+// each group of ptq1LevelGroups per lane, where a lane's levels share an
+// activation block, and gives each group's lanes their block's scale with
+// a permutation (ptq1Perm). The corrections start the sums of group 0, in
+// a lane of the block's, or in lane 14+h, whose codes add nothing.
 const (
-	pairSlots  = 5 * 64
+	pairLevel  = 56
+	pairSlots  = 5 * pairLevel
 	pairLanes  = 16
-	pairGroups = 3
+	pairScales = 8
 )
 
 // ptq1LevelGroups lists the levels of each group: levels 0–1 of stage A
 // hold elements 0–31, levels 2–3 elements 32–63 and level 4 64–79; of
 // stage B levels 0–1 are in block 2 and the rest in block 3, as is qh.
-var ptq1LevelGroups = [pairGroups][]int{{0, 1}, {2, 3}, {4}}
+var ptq1LevelGroups = [3][]int{{0, 1}, {2, 3}, {4}}
 
-// ptq1LaneBlock holds the activation block (0..3) of each level group's
-// lanes of one weight block (−1: the lane's sum is zero), lanes 7 and 8
-// standing for lanes 14 and 15 of a pair; ptq1CorrLane is the lane of
-// group 0 that carries each block's correction.
-var ptq1LaneBlock, ptq1CorrLane = func() (lb [pairGroups][8]int, corr [4]int) {
+// ptq1Perm holds the pair's activation scale (0..7) of each level group's
+// lanes (0 where the lane's sum is zero), and ptq1CorrLane the lane of
+// group 0 that carries the correction of each activation block.
+var ptq1Perm, ptq1CorrLane = func() (perm [3][pairLanes]int32, corr [pairScales]int) {
 	l := layoutPTQ1_0
 	var found [4]bool
 	for g, levels := range ptq1LevelGroups {
-		for j := range 8 {
+		for j := range 7 {
 			blk := -1
 			for _, n := range levels {
-				for m := 4 * j; m < min(4*j+4, l.lanes); m++ {
+				for m := 4 * j; m < 4*j+4; m++ {
 					e := l.slots[n*l.lanes+m]
 					if e < 0 {
 						continue
@@ -102,34 +103,31 @@ var ptq1LaneBlock, ptq1CorrLane = func() (lb [pairGroups][8]int, corr [4]int) {
 					blk = e / qk
 				}
 			}
-			lb[g][j] = blk
-			if g == 0 && blk >= 0 && !found[blk] {
-				found[blk], corr[blk] = true, j
+			if blk < 0 {
+				continue
+			}
+			for h := range 2 {
+				perm[g][7*h+j] = int32(4*h + blk)
+			}
+			if g == 0 && !found[blk] {
+				found[blk], corr[blk], corr[4+blk] = true, j, 7+j
 			}
 		}
 	}
-	spare := 7
+	spare := 14
 	for k, ok := range found {
 		if ok {
 			continue
 		}
-		if spare > 7 {
+		if spare > 14 {
 			panic("kernels: PTQ1_0 needs more spare lanes")
 		}
-		corr[k], lb[0][spare] = spare, k
-		spare++
+		corr[k], corr[4+k] = spare, spare+1
+		perm[0][spare], perm[0][spare+1] = int32(k), int32(4+k)
+		spare += 2
 	}
-	return lb, corr
+	return perm, corr
 }()
-
-// pairLane is the lane of the pair that lane j (0..7, see ptq1LaneBlock)
-// of block h is.
-func pairLane(h, j int) int {
-	if j == 7 {
-		return 14 + h
-	}
-	return 7*h + j
-}
 
 // tritActs is one row set of activations in a trit layout: int8 slots,
 // the per-lane correction and scale (see int8Acts), and what the AVX-512
@@ -142,7 +140,7 @@ type tritActs struct {
 	sz     []int32
 	ds     []float32 // the scale of each lane's four slots
 
-	pstride int // slots per row in pq; per pair, pc holds pairLanes and pds pairGroups·pairLanes
+	pstride int // slots per row in pq; per pair, pc holds pairLanes and pds pairScales
 	pq      []int8
 	pc      []int32
 	pds     []float32
@@ -234,7 +232,7 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 	t.pstride = pairs * pairSlots
 	t.pq = grow(t.pq, a.n*t.pstride)
 	t.pc = grow(t.pc, a.n*pairs*pairLanes)
-	t.pds = grow(t.pds, a.n*pairs*pairGroups*pairLanes)
+	t.pds = grow(t.pds, a.n*pairs*pairScales)
 	p.forGrain(a.n*rw, 16, func(lo, hi int) {
 		for wb := lo; wb < hi; wb++ {
 			k0 := wb * l.be / qk // the first activation block
@@ -260,46 +258,30 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				sz[slotOf[k*qk]/4] = -q8.s[k0+k]
 			}
 			// The block's part of its pair: 28 slots per level, lanes
-			// 7h..7h+6 and 14+h of the corrections and scales. The
-			// first block also clears the slots past 56, and the second
-			// block's part where it is missing.
+			// 7h..7h+6 and 14+h of the corrections and 4 scales. The
+			// first block also clears the second block's part where it
+			// is missing.
 			h := b % 2
 			pq := t.pq[i*t.pstride+b/2*pairSlots:][:pairSlots]
 			pair := i*pairs + b/2
 			pc := t.pc[pair*pairLanes:][:pairLanes]
-			pds := t.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
+			pds := t.pds[pair*pairScales:][:pairScales]
 			for n := range 5 {
-				copy(pq[64*n+28*h:64*n+28*h+28], q[n*l.lanes:])
+				copy(pq[pairLevel*n+28*h:pairLevel*n+28*h+28], q[n*l.lanes:])
 			}
-			for j := range 8 {
-				pc[pairLane(h, j)] = 0
-				for g, lb := range ptq1LaneBlock {
-					var d float32
-					if k := lb[j]; k >= 0 {
-						d = q8.d[k0+k]
-					}
-					pds[g*pairLanes+pairLane(h, j)] = d
-				}
+			clear(pc[7*h : 7*h+7])
+			pc[14+h] = 0
+			for k := range 4 {
+				pds[4*h+k] = q8.d[k0+k]
+				pc[ptq1CorrLane[4*h+k]] = 256 * q8.s[k0+k]
 			}
-			for k, j := range ptq1CorrLane {
-				pc[pairLane(h, j)] = 256 * q8.s[k0+k]
-			}
-			if h == 1 {
-				continue
-			}
-			for n := range 5 {
-				clear(pq[64*n+56 : 64*n+64])
-			}
-			if b == rw-1 {
+			if b == rw-1 && h == 0 {
 				for n := range 5 {
-					clear(pq[64*n+28 : 64*n+56])
+					clear(pq[pairLevel*n+28 : pairLevel*n+56])
 				}
-				for j := range 8 {
-					pc[pairLane(1, j)] = 0
-					for g := range pairGroups {
-						pds[g*pairLanes+pairLane(1, j)] = 0
-					}
-				}
+				clear(pc[7:14])
+				pc[15] = 0
+				clear(pds[4:])
 			}
 		}
 	})

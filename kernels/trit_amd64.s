@@ -32,13 +32,12 @@
 	VMOVD    AX, X1 \
 	VMULSS   X1, X0, X0
 
-// ptq1dperm: VPERMW indexes that spread the fp16 scales of a pair of
-// PTQ1_0 blocks (words 13 and 27) over the lanes of each block: 0–6 and
-// 14, 7–13 and 15.
+// ptq1dperm: VPERMW indexes that put the fp16 scales of a pair of PTQ1_0
+// blocks (words 13 and 27) in words 0–3 and 4–7.
 DATA ptq1dperm<>+0(SB)/8, $0x000d000d000d000d
-DATA ptq1dperm<>+8(SB)/8, $0x001b000d000d000d
-DATA ptq1dperm<>+16(SB)/8, $0x001b001b001b001b
-DATA ptq1dperm<>+24(SB)/8, $0x001b000d001b001b
+DATA ptq1dperm<>+8(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+16(SB)/8, $0
+DATA ptq1dperm<>+24(SB)/8, $0
 DATA ptq1dperm<>+32(SB)/8, $0
 DATA ptq1dperm<>+40(SB)/8, $0
 DATA ptq1dperm<>+48(SB)/8, $0
@@ -47,12 +46,14 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 
 // The PTQ1_0 kernel takes a pair of blocks as one unit, in the pair layout
 // of trit.go. PLOAD loads the 56 bytes of a pair into W (K: an odd last
-// block, a pair with an empty half) and spreads the two weight scales
-// over their lanes in S (SY: its YMM).
-#define PLOAD(off, K, W, S, SY) \
+// block, a pair with an empty half) and puts the products of the weight
+// scales and the eight activation scales at dsoff(R9) in lanes 0–7 of S
+// (SX, SY: its XMM and YMM).
+#define PLOAD(off, dsoff, K, W, S, SX, SY) \
 	VMOVDQU8.Z off(SI), K, W \
 	VPERMW W, Z15, S \
-	VCVTPH2PS SY, S
+	VCVTPH2PS SX, SY \
+	VMULPS dsoff(R9), SY, SY
 
 // PSTART starts the sums of the three level groups: A0–A2 (the p_n terms)
 // at zero, B0 (the p_(n+1) terms of group 0) at the corrections at
@@ -68,16 +69,16 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 // PLEVEL adds one level: the activations at qoff(DI) times p_n into A and
 // times p_(n+1) into B, leaving p_(n+1) in W (T, Q: scratch).
 #define PLEVEL(qoff, W, T, Q, A, B) \
-	VMOVDQU64 qoff(DI), Q \
+	VMOVDQU8.Z qoff(DI), K3, Q \
 	VPDPBUSD Q, W, A \
 	VPADDB W, W, T \
 	VPADDB T, W, W \
 	VPDPBUSD Q, W, B
 
-// PEND forms 3·A − B of each level group, sums them times the groups'
-// lane scales at dsoff(R9), and adds that times the weight scales S into
-// Z0.
-#define PEND(dsoff, S, A0, B0, A1, B1, A2, B2) \
+// PEND forms 3·A − B of each level group and adds it into ACC times the
+// group's lane scales, picked from S by the permutations in Z12–Z14
+// (T: scratch).
+#define PEND(S, ACC, T, A0, B0, A1, B1, A2, B2) \
 	VPMULLD Z16, A0, A0 \
 	VPMULLD Z16, A1, A1 \
 	VPMULLD Z16, A2, A2 \
@@ -87,76 +88,85 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	VCVTDQ2PS A0, A0 \
 	VCVTDQ2PS A1, A1 \
 	VCVTDQ2PS A2, A2 \
-	VMULPS dsoff(R9), A0, A0 \
-	VFMADD231PS dsoff+64(R9), A1, A0 \
-	VFMADD231PS dsoff+128(R9), A2, A0 \
-	VFMADD231PS S, A0, Z0
+	VPERMPS S, Z12, T \
+	VFMADD231PS T, A0, ACC \
+	VPERMPS S, Z13, T \
+	VFMADD231PS T, A1, ACC \
+	VPERMPS S, Z14, T \
+	VFMADD231PS T, A2, ACC
 
 // PUNIT is one pair, not interleaved (the loop's tail).
 #define PUNIT(K) \
-	PLOAD(0, K, Z4, Z3, Y3) \
+	PLOAD(0, 0, K, Z4, Z3, X3, Y3) \
 	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9) \
 	PLEVEL(0, Z4, Z5, Z10, Z1, Z2) \
-	PLEVEL(64, Z4, Z5, Z10, Z1, Z2) \
-	PLEVEL(128, Z4, Z5, Z10, Z6, Z7) \
-	PLEVEL(192, Z4, Z5, Z10, Z6, Z7) \
-	PLEVEL(256, Z4, Z5, Z10, Z8, Z9) \
-	PEND(0, Z3, Z1, Z2, Z6, Z7, Z8, Z9)
+	PLEVEL(56, Z4, Z5, Z10, Z1, Z2) \
+	PLEVEL(112, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(168, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(224, Z4, Z5, Z10, Z8, Z9) \
+	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9)
 
-// func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32
+// func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32, perm *[3][16]int32) float32
 //
 // Each int32 lane holds bytes 4j..4j+3 of one block, whose levels fall in
 // up to three activation blocks: levels 0–1, 2–3 and 4 (the level groups
-// of trit.go) keep separate sums, each with its lanes' scales (ds, a
-// vector per group) and group 0 with the corrections (c, one vector).
-TEXT ·ptq1AVX512(SB), NOSPLIT, $0-44
+// of trit.go) keep separate sums, each with its lanes' scales (ds, eight
+// per pair, permuted by perm) and group 0 with the corrections (c, a
+// vector per pair). The second unit of the loop adds into Z28.
+TEXT ·ptq1AVX512(SB), NOSPLIT, $0-52
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ q+16(FP), DI
 	MOVQ c+24(FP), R8
 	MOVQ ds+32(FP), R9
+	MOVQ perm+40(FP), AX
+	VMOVDQU32 (AX), Z12
+	VMOVDQU32 64(AX), Z13
+	VMOVDQU32 128(AX), Z14
 	MOVQ $0x00ffffffffffffff, AX
 	KMOVQ AX, K3
 	MOVQ $0x0fffffff, AX
 	KMOVQ AX, K4
 	VMOVDQU64 ptq1dperm<>(SB), Z15
 	VPXORD Z0, Z0, Z0
+	VPXORD Z28, Z28, Z28
 	MOVL $3, AX
 	VPBROADCASTD AX, Z16
 	SUBQ $4, CX
 	JLT  ptq1_tail
 ptq1_two:
-	PLOAD(0, K3, Z4, Z3, Y3)
-	PLOAD(56, K3, Z20, Z19, Y19)
+	PLOAD(0, 0, K3, Z4, Z3, X3, Y3)
+	PLOAD(56, 32, K3, Z20, Z19, X19, Y19)
 	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9)
 	PSTART(64, Z17, Z18, Z22, Z23, Z24, Z25)
 	PLEVEL(0, Z4, Z5, Z10, Z1, Z2)
-	PLEVEL(320, Z20, Z21, Z26, Z17, Z18)
-	PLEVEL(64, Z4, Z5, Z10, Z1, Z2)
-	PLEVEL(384, Z20, Z21, Z26, Z17, Z18)
-	PLEVEL(128, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(280, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(56, Z4, Z5, Z10, Z1, Z2)
+	PLEVEL(336, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(112, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(392, Z20, Z21, Z26, Z22, Z23)
+	PLEVEL(168, Z4, Z5, Z10, Z6, Z7)
 	PLEVEL(448, Z20, Z21, Z26, Z22, Z23)
-	PLEVEL(192, Z4, Z5, Z10, Z6, Z7)
-	PLEVEL(512, Z20, Z21, Z26, Z22, Z23)
-	PLEVEL(256, Z4, Z5, Z10, Z8, Z9)
-	PLEVEL(576, Z20, Z21, Z26, Z24, Z25)
-	PEND(0, Z3, Z1, Z2, Z6, Z7, Z8, Z9)
-	PEND(192, Z19, Z17, Z18, Z22, Z23, Z24, Z25)
+	PLEVEL(224, Z4, Z5, Z10, Z8, Z9)
+	PLEVEL(504, Z20, Z21, Z26, Z24, Z25)
+	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9)
+	PEND(Z19, Z28, Z27, Z17, Z18, Z22, Z23, Z24, Z25)
 	ADDQ $112, SI
-	ADDQ $640, DI
+	ADDQ $560, DI
 	ADDQ $128, R8
-	ADDQ $384, R9
+	ADDQ $64, R9
 	SUBQ $4, CX
 	JGE  ptq1_two
 ptq1_tail:
+	VADDPS Z28, Z0, Z0
 	ADDQ $4, CX
 	CMPQ CX, $2
 	JLT  ptq1_half
 	PUNIT(K3)
 	ADDQ $56, SI
-	ADDQ $320, DI
+	ADDQ $280, DI
 	ADDQ $64, R8
-	ADDQ $192, R9
+	ADDQ $32, R9
 	SUBQ $2, CX
 ptq1_half:
 	CMPQ CX, $1
@@ -165,7 +175,7 @@ ptq1_half:
 ptq1_done:
 	HSUM256
 	VZEROUPPER
-	MOVSS X0, ret+40(FP)
+	MOVSS X0, ret+48(FP)
 	RET
 
 // func tq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32) float32

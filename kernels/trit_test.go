@@ -112,12 +112,11 @@ func TestTritRandom(t *testing.T) {
 // TestPTQ1Layouts checks PTQ1_0's slot and pair layouts against the
 // natural Q8_0 activations, with the element map of formats.md written
 // out here: every element's value with its block's scale (in the pair
-// layout, the scale of the element's lane and level group); per
-// activation block, corrections adding up to −Σq (slot layout) and 256·Σq
-// (pair layout, over the lanes of group 0 with the block's scale, ptq1
-// LaneBlock naming the block of the lanes without codes); zeros everywhere
-// else (the padding slots, qh's fifth level, the lanes past 56 bytes and
-// the empty half of a last odd pair).
+// layout, the scale ptq1Perm picks for the element's lane and level
+// group); per activation block, corrections adding up to −Σq (slot
+// layout) and 256·Σq (pair layout, over the lanes of group 0 that take
+// the block's scale); zeros everywhere else (the padding slots, qh's fifth
+// level and the empty half of a last odd pair).
 func TestPTQ1Layouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	p := NewPool(2)
@@ -171,9 +170,8 @@ func TestPTQ1Layouts(t *testing.T) {
 				sz := tr.sz[(i*tr.stride+b*192)/4:][:48]
 				ds := tr.ds[(i*tr.stride+b*192)/4:][:48]
 				pq := tr.pq[i*tr.pstride+b/2*pairSlots:][:pairSlots]
-				pds := tr.pds[pair*pairGroups*pairLanes:][:pairGroups*pairLanes]
-				pc := tr.pc[pair*pairLanes:][:pairLanes]
-				var slotSum, pairSum [4]int32
+				pds := tr.pds[pair*pairScales:][:pairScales]
+				var slotSum [4]int32
 				for lvl := range 6 {
 					for m := range 32 {
 						e := -1
@@ -183,8 +181,8 @@ func TestPTQ1Layouts(t *testing.T) {
 						s := 32*lvl + m
 						lane := s / 4
 						if e < 0 {
-							if q[s] != 0 || (m < 28 && lvl < 5 && pq[64*lvl+28*h+m] != 0) {
-								t.Fatalf("%d blocks, row %d block %d: padding slot %d holds %d, pair %d", nb, i, b, s, q[s], pq[64*lvl+28*h+m])
+							if q[s] != 0 || (m < 28 && lvl < 5 && pq[pairLevel*lvl+28*h+m] != 0) {
+								t.Fatalf("%d blocks, row %d block %d: padding slot %d holds %d, pair %d", nb, i, b, s, q[s], pq[pairLevel*lvl+28*h+m])
 							}
 							if m%4 == 0 && (sz[lane] != 0 || ds[lane] != 0) {
 								t.Fatalf("%d blocks, row %d block %d: empty lane %d holds %d, %g", nb, i, b, lane, sz[lane], ds[lane])
@@ -196,60 +194,44 @@ func TestPTQ1Layouts(t *testing.T) {
 						if q[s] != v || ds[lane] != d {
 							t.Fatalf("%d blocks, row %d block %d element %d: slot %d×%g, want %d×%g", nb, i, b, e, q[s], ds[lane], v, d)
 						}
-						pd := pds[group[lvl]*pairLanes+7*h+m/4]
-						if pq[64*lvl+28*h+m] != v || pd != d {
-							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g, want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pd, v, d)
+						ix := int(ptq1Perm[group[lvl]][7*h+m/4]) // the lane's scale, of its half
+						if ix/4 != h || pq[pairLevel*lvl+28*h+m] != v || pds[ix] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (scale %d), want %d×%g", nb, i, b, e, pq[pairLevel*lvl+28*h+m], pds[ix], ix, v, d)
 						}
 						if m%4 == 0 {
 							slotSum[k] += sz[lane]
-							if lvl == 0 {
-								pairSum[k] += pc[7*h+m/4]
-							}
 						}
 					}
 				}
-				// Lane 14+h: zero codes, so a correction of the block
-				// its group 0 scale names, or nothing.
-				if k := ptq1LaneBlock[0][7]; k >= 0 {
-					if d := q8.d[k0+k]; pds[14+h] != d {
-						t.Fatalf("%d blocks, row %d block %d: lane %d scale %g, want %g", nb, i, b, 14+h, pds[14+h], d)
-					}
-					pairSum[k] += pc[14+h]
-				} else if pc[14+h] != 0 {
-					t.Fatalf("%d blocks, row %d block %d: lane %d holds %d", nb, i, b, 14+h, pc[14+h])
-				}
 				for k := range 4 {
-					if s := q8.s[k0+k]; slotSum[k] != -s || pairSum[k] != 256*s {
-						t.Fatalf("%d blocks, row %d block %d: activation block %d corrections %d, %d; want %d, %d", nb, i, b, k, slotSum[k], pairSum[k], -s, 256*s)
+					if s := q8.s[k0+k]; slotSum[k] != -s {
+						t.Fatalf("%d blocks, row %d block %d: activation block %d corrections %d, want %d", nb, i, b, k, slotSum[k], -s)
 					}
 				}
 			}
 			for pair := range pairs {
-				pq := tr.pq[i*tr.pstride+pair*pairSlots:][:pairSlots]
 				pc := tr.pc[(i*pairs+pair)*pairLanes:][:pairLanes]
-				pds := tr.pds[(i*pairs+pair)*pairGroups*pairLanes:][:pairGroups*pairLanes]
-				for l := range pairLanes {
-					// Lanes past the row's end, and lanes without codes
-					// or corrections (scales and corrections on lanes of
-					// codes are checked above).
-					h, j := l/7, l%7
-					if l >= 14 {
-						h, j = l-14, 7
+				pds := tr.pds[(i*pairs+pair)*pairScales:][:pairScales]
+				pq := tr.pq[i*tr.pstride+pair*pairSlots:][:pairSlots]
+				var sums [pairScales]int32
+				for l, v := range pc {
+					sums[ptq1Perm[0][l]] += v
+				}
+				for s, v := range sums {
+					b := 2*pair + s/4
+					want, d := int32(0), float32(0)
+					if b < nb {
+						k := (i*cols+b*128)/qk + s%4
+						want, d = 256*q8.s[k], q8.d[k]
 					}
-					past := 2*pair+h >= nb
-					for g := range pairGroups {
-						if (past || ptq1LaneBlock[g][j] < 0) && pds[g*pairLanes+l] != 0 {
-							t.Fatalf("%d blocks, row %d pair %d: empty lane %d of group %d has scale %g", nb, i, pair, l, g, pds[g*pairLanes+l])
-						}
-					}
-					if past && pc[l] != 0 {
-						t.Fatalf("%d blocks, row %d pair %d: empty lane %d holds %d", nb, i, pair, l, pc[l])
+					if v != want || pds[s] != d {
+						t.Fatalf("%d blocks, row %d pair %d: scale %d: correction %d, scale %g; want %d, %g", nb, i, pair, s, v, pds[s], want, d)
 					}
 				}
 				for lvl := range 5 {
-					for m := range 64 {
-						if (m >= 56 || 2*pair+m/28 >= nb) && pq[64*lvl+m] != 0 {
-							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, 64*lvl+m, pq[64*lvl+m])
+					for m := range pairLevel {
+						if 2*pair+m/28 >= nb && pq[pairLevel*lvl+m] != 0 {
+							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, pairLevel*lvl+m, pq[pairLevel*lvl+m])
 						}
 					}
 				}
