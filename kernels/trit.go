@@ -63,7 +63,7 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // The pair layout of the AVX-512 kernel: two weight blocks (56 bytes,
 // scales included) fill one ZMM, block h in bytes 28h..28h+27, so int32
 // lane 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 hold zero
-// codes. Per pair it keeps five levels of 56 int8 slots, the scales of
+// codes. Per pair it keeps five levels of 64 int8 slots, the scales of
 // the pair's eight activation blocks (block k of weight block h at 4h+k)
 // and one vector of corrections 256·Σq. The kernel sums the levels of
 // each group of ptq1LevelGroups per lane, where a lane's levels share an
@@ -71,8 +71,7 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // a permutation (ptq1Perm). The corrections start the sums of group 0, in
 // a lane of the block's, or in lane 14+h, whose codes add nothing.
 const (
-	pairLevel  = 56
-	pairSlots  = 5 * pairLevel
+	pairSlots  = 5 * 64
 	pairLanes  = 16
 	pairScales = 8
 )
@@ -259,15 +258,15 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 			}
 			// The block's part of its pair: 28 slots per level, lanes
 			// 7h..7h+6 and 14+h of the corrections and 4 scales. The
-			// first block also clears the second block's part where it
-			// is missing.
+			// first block also clears the slots past 56, and the second
+			// block's part where it is missing.
 			h := b % 2
 			pq := t.pq[i*t.pstride+b/2*pairSlots:][:pairSlots]
 			pair := i*pairs + b/2
 			pc := t.pc[pair*pairLanes:][:pairLanes]
 			pds := t.pds[pair*pairScales:][:pairScales]
 			for n := range 5 {
-				copy(pq[pairLevel*n+28*h:pairLevel*n+28*h+28], q[n*l.lanes:])
+				copy(pq[64*n+28*h:64*n+28*h+28], q[n*l.lanes:])
 			}
 			clear(pc[7*h : 7*h+7])
 			pc[14+h] = 0
@@ -275,9 +274,15 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				pds[4*h+k] = q8.d[k0+k]
 				pc[ptq1CorrLane[4*h+k]] = 256 * q8.s[k0+k]
 			}
-			if b == rw-1 && h == 0 {
+			if h == 1 {
+				continue
+			}
+			for n := range 5 {
+				clear(pq[64*n+56 : 64*n+64])
+			}
+			if b == rw-1 {
 				for n := range 5 {
-					clear(pq[pairLevel*n+28 : pairLevel*n+56])
+					clear(pq[64*n+28 : 64*n+56])
 				}
 				clear(pc[7:14])
 				pc[15] = 0

@@ -69,7 +69,7 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 // PLEVEL adds one level: the activations at qoff(DI) times p_n into A and
 // times p_(n+1) into B, leaving p_(n+1) in W (T, Q: scratch).
 #define PLEVEL(qoff, W, T, Q, A, B) \
-	VMOVDQU8.Z qoff(DI), K3, Q \
+	VMOVDQU64 qoff(DI), Q \
 	VPDPBUSD Q, W, A \
 	VPADDB W, W, T \
 	VPADDB T, W, W \
@@ -100,10 +100,10 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	PLOAD(0, 0, K, Z4, Z3, X3, Y3) \
 	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9) \
 	PLEVEL(0, Z4, Z5, Z10, Z1, Z2) \
-	PLEVEL(56, Z4, Z5, Z10, Z1, Z2) \
-	PLEVEL(112, Z4, Z5, Z10, Z6, Z7) \
-	PLEVEL(168, Z4, Z5, Z10, Z6, Z7) \
-	PLEVEL(224, Z4, Z5, Z10, Z8, Z9) \
+	PLEVEL(64, Z4, Z5, Z10, Z1, Z2) \
+	PLEVEL(128, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(192, Z4, Z5, Z10, Z6, Z7) \
+	PLEVEL(256, Z4, Z5, Z10, Z8, Z9) \
 	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9)
 
 // func ptq1AVX512(w *byte, nb int, q *int8, c *int32, ds *float32, perm *[3][16]int32) float32
@@ -140,19 +140,19 @@ ptq1_two:
 	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9)
 	PSTART(64, Z17, Z18, Z22, Z23, Z24, Z25)
 	PLEVEL(0, Z4, Z5, Z10, Z1, Z2)
-	PLEVEL(280, Z20, Z21, Z26, Z17, Z18)
-	PLEVEL(56, Z4, Z5, Z10, Z1, Z2)
-	PLEVEL(336, Z20, Z21, Z26, Z17, Z18)
-	PLEVEL(112, Z4, Z5, Z10, Z6, Z7)
-	PLEVEL(392, Z20, Z21, Z26, Z22, Z23)
-	PLEVEL(168, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(320, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(64, Z4, Z5, Z10, Z1, Z2)
+	PLEVEL(384, Z20, Z21, Z26, Z17, Z18)
+	PLEVEL(128, Z4, Z5, Z10, Z6, Z7)
 	PLEVEL(448, Z20, Z21, Z26, Z22, Z23)
-	PLEVEL(224, Z4, Z5, Z10, Z8, Z9)
-	PLEVEL(504, Z20, Z21, Z26, Z24, Z25)
+	PLEVEL(192, Z4, Z5, Z10, Z6, Z7)
+	PLEVEL(512, Z20, Z21, Z26, Z22, Z23)
+	PLEVEL(256, Z4, Z5, Z10, Z8, Z9)
+	PLEVEL(576, Z20, Z21, Z26, Z24, Z25)
 	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9)
 	PEND(Z19, Z28, Z27, Z17, Z18, Z22, Z23, Z24, Z25)
 	ADDQ $112, SI
-	ADDQ $560, DI
+	ADDQ $640, DI
 	ADDQ $128, R8
 	ADDQ $64, R9
 	SUBQ $4, CX
@@ -164,7 +164,7 @@ ptq1_tail:
 	JLT  ptq1_half
 	PUNIT(K3)
 	ADDQ $56, SI
-	ADDQ $280, DI
+	ADDQ $320, DI
 	ADDQ $64, R8
 	ADDQ $32, R9
 	SUBQ $2, CX

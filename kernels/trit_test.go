@@ -116,7 +116,7 @@ func TestTritRandom(t *testing.T) {
 // group); per activation block, corrections adding up to −Σq (slot
 // layout) and 256·Σq (pair layout, over the lanes of group 0 that take
 // the block's scale); zeros everywhere else (the padding slots, qh's fifth
-// level and the empty half of a last odd pair).
+// level, the lanes past 56 bytes and the empty half of a last odd pair).
 func TestPTQ1Layouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	p := NewPool(2)
@@ -181,8 +181,8 @@ func TestPTQ1Layouts(t *testing.T) {
 						s := 32*lvl + m
 						lane := s / 4
 						if e < 0 {
-							if q[s] != 0 || (m < 28 && lvl < 5 && pq[pairLevel*lvl+28*h+m] != 0) {
-								t.Fatalf("%d blocks, row %d block %d: padding slot %d holds %d, pair %d", nb, i, b, s, q[s], pq[pairLevel*lvl+28*h+m])
+							if q[s] != 0 || (m < 28 && lvl < 5 && pq[64*lvl+28*h+m] != 0) {
+								t.Fatalf("%d blocks, row %d block %d: padding slot %d holds %d, pair %d", nb, i, b, s, q[s], pq[64*lvl+28*h+m])
 							}
 							if m%4 == 0 && (sz[lane] != 0 || ds[lane] != 0) {
 								t.Fatalf("%d blocks, row %d block %d: empty lane %d holds %d, %g", nb, i, b, lane, sz[lane], ds[lane])
@@ -195,8 +195,8 @@ func TestPTQ1Layouts(t *testing.T) {
 							t.Fatalf("%d blocks, row %d block %d element %d: slot %d×%g, want %d×%g", nb, i, b, e, q[s], ds[lane], v, d)
 						}
 						ix := int(ptq1Perm[group[lvl]][7*h+m/4]) // the lane's scale, of its half
-						if ix/4 != h || pq[pairLevel*lvl+28*h+m] != v || pds[ix] != d {
-							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (scale %d), want %d×%g", nb, i, b, e, pq[pairLevel*lvl+28*h+m], pds[ix], ix, v, d)
+						if ix/4 != h || pq[64*lvl+28*h+m] != v || pds[ix] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (scale %d), want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[ix], ix, v, d)
 						}
 						if m%4 == 0 {
 							slotSum[k] += sz[lane]
@@ -229,9 +229,9 @@ func TestPTQ1Layouts(t *testing.T) {
 					}
 				}
 				for lvl := range 5 {
-					for m := range pairLevel {
-						if 2*pair+m/28 >= nb && pq[pairLevel*lvl+m] != 0 {
-							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, pairLevel*lvl+m, pq[pairLevel*lvl+m])
+					for m := range 64 {
+						if (m >= 56 || 2*pair+m/28 >= nb) && pq[64*lvl+m] != 0 {
+							t.Fatalf("%d blocks, row %d pair %d: empty slot %d holds %d", nb, i, pair, 64*lvl+m, pq[64*lvl+m])
 						}
 					}
 				}
