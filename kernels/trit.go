@@ -254,7 +254,7 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				sz[j], ds[j] = 0, d
 			}
 			for k := range 4 {
-				sz[slotOf[k*qk]/4] = -q8.s[k0+k]
+				sz[ptq1SlotOf[k*qk]/4] = -q8.s[k0+k]
 			}
 			// The block's part of its pair: 28 slots per level, lanes
 			// 7h..7h+6 and 14+h of the corrections and 4 scales. The
@@ -292,8 +292,8 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 	})
 }
 
-// slotOf is the inverse of PTQ1_0's slot map: element → slot.
-var slotOf = func() (s [128]int) {
+// ptq1SlotOf is the inverse of PTQ1_0's slot map: element → slot.
+var ptq1SlotOf = func() (s [128]int) {
 	for i, e := range layoutPTQ1_0.slots {
 		if e >= 0 {
 			s[e] = i
