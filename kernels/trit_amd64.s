@@ -112,7 +112,10 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 // up to three activation blocks: levels 0–1, 2–3 and 4 (the level groups
 // of trit.go) keep separate sums, each with its lanes' scales (ds, eight
 // per pair, permuted by perm) and group 0 with the corrections (c, a
-// vector per pair). The second unit of the loop adds into Z28.
+// vector per pair). The second unit of the loop adds into Z28. The loop
+// prefetches the weights 2 KiB ahead: they stream from memory, and
+// without it the longer compute per byte overlaps less with their loads
+// (measured ≈12% slower at 12288 columns).
 TEXT ·ptq1AVX512(SB), NOSPLIT, $0-52
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
@@ -135,6 +138,8 @@ TEXT ·ptq1AVX512(SB), NOSPLIT, $0-52
 	SUBQ $4, CX
 	JLT  ptq1_tail
 ptq1_two:
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
 	PLOAD(0, 0, K3, Z4, Z3, X3, Y3)
 	PLOAD(56, 32, K3, Z20, Z19, X19, Y19)
 	PSTART(0, Z1, Z2, Z6, Z7, Z8, Z9)
