@@ -69,13 +69,7 @@ func q1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 func ptq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 //go:noescape
-func ptq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
-
-//go:noescape
 func tq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
-
-//go:noescape
-func tq1AVX512(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 // tritRow returns pointers to activation row i in trit layout k, from
 // element k0 (a multiple of the block size) on.
@@ -90,19 +84,9 @@ func dotPTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
 	return ptq1AVX2(&w[0], len(w)/28, q, sz, ds)
 }
 
-func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0, 0)
-	return ptq1AVX512(&w[0], len(w)/28, q, sz, ds)
-}
-
 func dotTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
 	q, sz, ds := tritRow(a, i, 0, 1)
 	return tq1AVX2(&w[0], len(w)/54, q, sz, ds)
-}
-
-func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0, 1)
-	return tq1AVX512(&w[0], len(w)/54, q, sz, ds)
 }
 
 // simdRow returns pointers to activation row i's SIMD layouts of

@@ -18,10 +18,9 @@ import (
 // offset 1) and meet the block's scale once; a weight block's float sum
 // meets the weight scale once, as llama.cpp associates the float products.
 //
-// The activation slots are the natural elements (Q8_0 or Q8_K) except
-// for PTQ1_0, which uses its trit slot layout, so its values are quantized
-// exactly as in the matrix-vector kernels. A Q8_K block's 256 slots share
-// one scale, so their int32 sums run over the whole block.
+// The activation slots are the natural elements (Q8_0 or Q8_K), the
+// values the matrix-vector kernels use in their own orders. A Q8_K block's
+// 256 slots share one scale, so their int32 sums run over the whole block.
 
 // gemmRows is the number of weight rows per tile (two vectors of 16 lanes).
 const gemmRows = 32
@@ -36,10 +35,9 @@ const gemmChunk = 4096
 
 // gemmFormat describes how one weight format enters the GEMM.
 type gemmFormat struct {
-	slots  int // activation slots per weight block
-	blocks int // activation blocks per weight block the GEMM computes (the rest are empty)
+	slots  int // activation slots (elements) per weight block
+	blocks int // activation blocks per weight block
 	span   int // slots per activation block, a multiple of 32
-	groups int // slot groups computed per run of 32 slots: 8, or 7 where the last is padding
 	// unpack writes the codes of one weight block of one row: slot group
 	// j (four slots) at dst[j·groupStride:], and returns the block's scale.
 	unpack func(dst []byte, blk []byte) float32
@@ -71,8 +69,7 @@ type gemmBlock struct {
 	d      float32
 }
 
-// q8Acts serves the formats of natural slots, in activation blocks of
-// span elements.
+// q8Acts serves the formats in activation blocks of span elements.
 func q8Acts(k actKind, span int) func(g *gemmActs, a *Acts, p *Pool) {
 	return func(g *gemmActs, a *Acts, p *Pool) {
 		t := a.prepare(p, k)
@@ -91,35 +88,15 @@ func q8Acts(k actKind, span int) func(g *gemmActs, a *Acts, p *Pool) {
 	}
 }
 
-// ptq1Acts serves PTQ1_0: levels 0..4 of each weight block's six.
-func ptq1Acts(g *gemmActs, a *Acts, p *Pool) {
-	t := a.prepareTrit(p, tritIndex(quant.PTQ1_0))
-	rw := a.cols / quant.PTQ1_0.BlockElems
-	g.q, g.stride, g.sdRow = t.q, t.stride, rw*5
-	g.sd = grow(g.sd, a.n*g.sdRow)
-	p.forGrain(a.n, 16, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			for wb := range rw {
-				for l := range 5 {
-					off := i*t.stride + wb*192 + l*qk
-					g.sd[i*g.sdRow+wb*5+l] = gemmBlock{t.sz[off/4], t.d[(i*rw+wb)*6+l]}
-				}
-			}
-		}
-	})
-}
-
 // gemmFormats lists the formats the GEMM serves.
 var gemmFormats = map[*quant.Format]*gemmFormat{
-	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, groups: 8, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, groups: 8, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
-	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, groups: 8, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
-	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, groups: 8, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
-	// PTQ1_0: six levels of 32 slots per block, the last one empty, and
-	// lanes 26..31 of the others padding.
-	quant.PTQ1_0: {slots: 192, blocks: 5, span: 32, groups: 7, unpack: unpackPTQ1, acts: ptq1Acts},
+	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
+	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
+	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
+	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
+	quant.PTQ1_0:  {slots: 128, blocks: 4, span: 32, unpack: unpackPTQ1, acts: q8Acts(actQ8_0, qk)},
 }
 
 // groupStride is the distance between consecutive slot groups of one row
@@ -218,17 +195,20 @@ func unpackTQ1(dst, blk []byte) float32 {
 	return fp16(blk[52:])
 }
 
-// unpackPTQ1 writes PTQ1_0 in its slot order: slot 32n+ℓ is trit n of
-// byte ℓ (ℓ < 26) for the levels n < 5, seven slot groups per level.
-// Slots 26..31 of a level hold zero activations, so their codes do not
-// matter.
+// unpackPTQ1 decodes PTQ1_0 into natural order: trit n of qs[m] is
+// element 16n+m (m < 16), of qs[16+m] element 80+8n+m, of qh[h] element
+// 120+2n+h, so a slot group of qh holds trits n and n+1 of both bytes.
 func unpackPTQ1(dst, blk []byte) float32 {
-	qh := uint64(binary.LittleEndian.Uint32(blk[24:]))
 	for n := range 5 {
-		for m := 0; m < 24; m += 8 {
-			putTrits(dst, 7*n+m/4, binary.LittleEndian.Uint64(blk[m:]), n)
+		for m := 0; m < 16; m += 8 {
+			putTrits(dst, (16*n+m)/4, binary.LittleEndian.Uint64(blk[m:]), n)
 		}
-		binary.LittleEndian.PutUint32(dst[(7*n+6)*groupStride:], uint32(trits8(qh, n)))
+		putTrits(dst, (80+8*n)/4, binary.LittleEndian.Uint64(blk[16:]), n)
+	}
+	qh := uint64(binary.LittleEndian.Uint16(blk[24:]))
+	for n := 0; n < 4; n += 2 {
+		g := uint32(trits8(qh, n)) | uint32(trits8(qh, n+1))<<16
+		binary.LittleEndian.PutUint32(dst[(120+2*n)/4*groupStride:], g)
 	}
 	return fp16(blk[26:])
 }
@@ -241,13 +221,11 @@ type gemmCall struct {
 	nb     int      // weight blocks
 	blocks int      // activation blocks per weight block
 	runs   int      // runs of 32 slots per activation block
-	gap    int      // activation bytes skipped after each weight block
 	q      [gemmRowsPerCall]*int8
 	sd     [gemmRowsPerCall]*gemmBlock
 	dst    [gemmRowsPerCall]*float32
 	mask   [2]uint16 // output lanes stored, per 16 weight rows
 	add    int       // 1: add to dst instead of storing
-	groups int       // slot groups per run (the assembly has a kernel per value)
 }
 
 // gemmKernel computes the products of one gemmCall.
@@ -275,7 +253,7 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 	f, n, rows := w.Format, a.n, w.Rows
 	nbRow := w.Cols / f.BlockElems
 	cb := min(nbRow, max(1, gemmChunk/g.slots)) // weight blocks per chunk
-	groups := g.blocks * g.span / 32 * g.groups // slot groups per weight block
+	groups := g.slots / 4                       // slot groups per weight block
 	tiles := (rows + gemmRows - 1) / gemmRows
 	p.For(tiles, func(lo, hi int) {
 		tile := gemmTiles.Get().(*gemmTile)
@@ -306,8 +284,7 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 					}
 				}
 				c := gemmCall{
-					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks, runs: g.span / 32, groups: g.groups,
-					gap:  g.slots - g.span*g.blocks,
+					w: &codes[0], ws: &ws[0], nb: b1 - b0, blocks: g.blocks, runs: g.span / 32,
 					mask: [2]uint16{uint16(mask), uint16(mask >> 16)},
 				}
 				if b0 > 0 {

@@ -9,11 +9,8 @@ import (
 )
 
 func init() {
-	for f, g := range gemmFormats {
+	for f := range gemmFormats {
 		kernelTable[f].gemm[tierAVX512] = gemmAVX512
-		if g.groups == 7 {
-			kernelTable[f].gemm[tierAVX512] = gemm7AVX512
-		}
 	}
 	if hwTier < tierAVX512 || !cpu.X86.HasAVX512VBMI {
 		return
@@ -27,14 +24,10 @@ func init() {
 	}
 }
 
-// gemmAVX512 and gemm7AVX512 are the micro-kernel for runs of eight and
-// seven slot groups.
+// gemmAVX512 is the micro-kernel.
 //
 //go:noescape
 func gemmAVX512(c *gemmCall)
-
-//go:noescape
-func gemm7AVX512(c *gemmCall)
 
 // The unpackers (VBMI for VPMULTISHIFTQB) take nb blocks of 16 rows rb
 // bytes apart, from src on (see gemmUnpacker).

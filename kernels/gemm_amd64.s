@@ -7,7 +7,7 @@
 // against 32 weight rows, two vectors of 16 lanes. Z0–Z7 hold the int32
 // sums of the current activation block (row r, vector v in Z(2r+v)),
 // Z8–Z15 the weight block's float sums, Z16–Z23 the outputs, Z24/Z25 the
-// codes of one slot group. X26–X28 keep gap, blocks and runs.
+// codes of one slot group. X27 and X28 keep blocks and runs.
 
 // GROUP multiplies slot group j (the four activation bytes at off) of the
 // four rows with the codes at woff.
@@ -23,9 +23,8 @@
 	VPDPBUSD.BCST off(R13), Z24, Z6 \
 	VPDPBUSD.BCST off(R13), Z25, Z7
 
-// RUN8 adds a run of 32 slots, eight slot groups; RUN7 the first seven
-// (PTQ1_0, whose last group is padding).
-#define RUN8 \
+// RUN adds a run of 32 slots, eight slot groups.
+#define RUN \
 	GROUP(0, 0) \
 	GROUP(4, 128) \
 	GROUP(8, 256) \
@@ -36,20 +35,10 @@
 	GROUP(28, 896) \
 	ADDQ $1024, SI
 
-#define RUN7 \
-	GROUP(0, 0) \
-	GROUP(4, 128) \
-	GROUP(8, 256) \
-	GROUP(12, 384) \
-	GROUP(16, 512) \
-	GROUP(20, 640) \
-	GROUP(24, 768) \
-	ADDQ $896, SI
-
 // ACTBLOCK starts the sums of one activation block at its correction −Σq
 // and adds its runs of 32 slots (R14 counts them), then converts the sums
 // to float.
-#define ACTBLOCK(RUN, run) \
+#define ACTBLOCK(run) \
 	VPBROADCASTD (R8), Z0 \
 	VMOVDQA32 Z0, Z1 \
 	VPBROADCASTD (R9), Z2 \
@@ -102,87 +91,73 @@ run: \
 	VMOVUPS lo, K1, (DX) \
 	VMOVUPS hi, K2, 64(DX)
 
-// KERNEL is the micro-kernel with runs of RUN.
-#define KERNEL(RUN) \
-	MOVQ c+0(FP), DX \
-	MOVQ 0(DX), SI \
-	MOVQ 8(DX), DI \
-	MOVQ 16(DX), CX \
-	VMOVQ 24(DX), X27 \
-	VMOVQ 32(DX), X28 \
-	VMOVQ 40(DX), X26 \
-	MOVQ 48(DX), R10 \
-	MOVQ 56(DX), R11 \
-	MOVQ 64(DX), R12 \
-	MOVQ 72(DX), R13 \
-	MOVQ 80(DX), R8 \
-	MOVQ 88(DX), R9 \
-	MOVQ 96(DX), AX \
-	MOVQ 104(DX), DX \
-	VPXORD Z16, Z16, Z16 \
-	VPXORD Z17, Z17, Z17 \
-	VPXORD Z18, Z18, Z18 \
-	VPXORD Z19, Z19, Z19 \
-	VPXORD Z20, Z20, Z20 \
-	VPXORD Z21, Z21, Z21 \
-	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23 \
-\
-gemm_wblock: \
-	VMOVQ X27, BX \
-	ACTBLOCK(RUN, gemm_run0) \
-	SCALE(VMULPS.BCST) \
-	DECQ BX \
-	JZ gemm_wscale \
-\
-gemm_ablock: \
-	ACTBLOCK(RUN, gemm_run1) \
-	SCALE(VFMADD231PS.BCST) \
-	DECQ BX \
-	JNZ gemm_ablock \
-\
-gemm_wscale: \
-	VMOVUPS (DI), Z24 \
-	VMOVUPS 64(DI), Z25 \
-	VFMADD231PS Z24, Z8, Z16 \
-	VFMADD231PS Z25, Z9, Z17 \
-	VFMADD231PS Z24, Z10, Z18 \
-	VFMADD231PS Z25, Z11, Z19 \
-	VFMADD231PS Z24, Z12, Z20 \
-	VFMADD231PS Z25, Z13, Z21 \
-	VFMADD231PS Z24, Z14, Z22 \
-	VFMADD231PS Z25, Z15, Z23 \
-	ADDQ $128, DI \
-	VMOVQ X26, BX \
-	ADDQ BX, R10 \
-	ADDQ BX, R11 \
-	ADDQ BX, R12 \
-	ADDQ BX, R13 \
-	DECQ CX \
-	JNZ gemm_wblock \
-\
-	MOVQ c+0(FP), AX \
-	KMOVW 144(AX), K1 \
-	KMOVW 146(AX), K2 \
-	MOVQ 152(AX), BX \
-	MOVQ 112(AX), DX \
-	OUT(Z16, Z17) \
-	MOVQ 120(AX), DX \
-	OUT(Z18, Z19) \
-	MOVQ 128(AX), DX \
-	OUT(Z20, Z21) \
-	MOVQ 136(AX), DX \
-	OUT(Z22, Z23) \
-	VZEROUPPER \
-	RET
-
 // func gemmAVX512(c *gemmCall)
 TEXT ·gemmAVX512(SB), NOSPLIT, $0-8
-	KERNEL(RUN8)
+	MOVQ c+0(FP), DX
+	MOVQ 0(DX), SI
+	MOVQ 8(DX), DI
+	MOVQ 16(DX), CX
+	VMOVQ 24(DX), X27
+	VMOVQ 32(DX), X28
+	MOVQ 40(DX), R10
+	MOVQ 48(DX), R11
+	MOVQ 56(DX), R12
+	MOVQ 64(DX), R13
+	MOVQ 72(DX), R8
+	MOVQ 80(DX), R9
+	MOVQ 88(DX), AX
+	MOVQ 96(DX), DX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
 
-// func gemm7AVX512(c *gemmCall)
-TEXT ·gemm7AVX512(SB), NOSPLIT, $0-8
-	KERNEL(RUN7)
+gemm_wblock:
+	VMOVQ X27, BX
+	ACTBLOCK(gemm_run0)
+	SCALE(VMULPS.BCST)
+	DECQ BX
+	JZ gemm_wscale
+
+gemm_ablock:
+	ACTBLOCK(gemm_run1)
+	SCALE(VFMADD231PS.BCST)
+	DECQ BX
+	JNZ gemm_ablock
+
+gemm_wscale:
+	VMOVUPS (DI), Z24
+	VMOVUPS 64(DI), Z25
+	VFMADD231PS Z24, Z8, Z16
+	VFMADD231PS Z25, Z9, Z17
+	VFMADD231PS Z24, Z10, Z18
+	VFMADD231PS Z25, Z11, Z19
+	VFMADD231PS Z24, Z12, Z20
+	VFMADD231PS Z25, Z13, Z21
+	VFMADD231PS Z24, Z14, Z22
+	VFMADD231PS Z25, Z15, Z23
+	ADDQ $128, DI
+	DECQ CX
+	JNZ gemm_wblock
+
+	MOVQ c+0(FP), AX
+	KMOVW 136(AX), K1
+	KMOVW 138(AX), K2
+	MOVQ 144(AX), BX
+	MOVQ 104(AX), DX
+	OUT(Z16, Z17)
+	MOVQ 112(AX), DX
+	OUT(Z18, Z19)
+	MOVQ 120(AX), DX
+	OUT(Z20, Z21)
+	MOVQ 128(AX), DX
+	OUT(Z22, Z23)
+	VZEROUPPER
+	RET
 
 // The unpackers take 16 weight rows at a time: lane r of Z31 holds r·rb,
 // so one gather reads the same four bytes of every row's block, and each
@@ -520,18 +495,22 @@ unpacktq2_block:
 	TQ2HALF(unpacktq2_hi)
 	NEXTBLOCK(66, 64, unpacktq2_block)
 
-// TRIT stores trit level n of the bytes in Z0 at off(R9), with
-// p = b·3ⁿ mod 256 in Z5 (next: one more multiplication by 3) and the trit
-// [p > 85] + [p > 170] (Z26–Z28: ones, 85, 170).
-#define TRIT(off) \
-	VPSUBUSB Z27, Z5, Z6 \
-	VPMINUB Z26, Z6, Z6 \
+// TRITZ puts trit level n of the bytes in z, with p = b·3ⁿ mod 256 in Z5
+// (next: one more multiplication by 3) and the trit [p > 85] + [p > 170]
+// (Z26–Z28: ones, 85, 170).
+#define TRITZ(z) \
+	VPSUBUSB Z27, Z5, z \
+	VPMINUB Z26, z, z \
 	VPSUBUSB Z28, Z5, Z7 \
 	VPMINUB Z26, Z7, Z7 \
-	VPADDB Z7, Z6, Z6 \
-	VMOVDQU32 Z6, off(R9) \
+	VPADDB Z7, z, z \
 	VPADDB Z5, Z5, Z7 \
 	VPADDB Z7, Z5, Z5
+
+// TRIT stores trit level n at off(R9).
+#define TRIT(off) \
+	TRITZ(Z6) \
+	VMOVDQU32 Z6, off(R9)
 
 // TRITS4 gathers the dword at addr and stores its trit levels 0..3,
 // step bytes apart from R9 on.
@@ -582,23 +561,44 @@ unpacktq1_b:
 	TRITS4((R8), 128)
 	NEXTBLOCK(54, 64, unpacktq1_block)
 
+// QHPAIR stores levels n and n+1 of the two qh bytes (words 0 of Z5's
+// dwords) as one slot group at off(DI): level n+1 in the high words (K2).
+#define QHPAIR(off) \
+	TRITZ(Z6) \
+	TRITZ(Z8) \
+	VPSLLD $16, Z8, Z8 \
+	VPBLENDMW Z8, Z6, K2, Z6 \
+	VMOVDQU32 Z6, off(DI)
+
 // func unpackPTQ1AVX512(dst *byte, ws *float32, src *byte, rb, nb int)
 //
-// The slot order of unpackPTQ1: bytes 4j..4j+3 hold groups 7n+j.
+// The groups of unpackPTQ1: qs[m..m+3] (m < 16) holds groups 4n+m/4,
+// qs[16+m..] groups 20+2n+m/4, qh groups 30 and 31.
 TEXT ·unpackPTQ1AVX512(SB), NOSPLIT, $0-40
 	TRITINIT
+	MOVL $0xaaaaaaaa, AX
+	KMOVD AX, K2
 
 unpackptq1_block:
 	SCALES(24, 16)
 	MOVQ SI, R8
 	MOVQ DI, R9
-	MOVQ $7, BX
+	MOVQ $4, BX
 
-unpackptq1_byte:
-	TRITS4((R8), 896)
-	TRIT(3584)
+unpackptq1_a:
+	TRITS4((R8), 512)
+	TRIT(2048)
 	ADDQ $4, R8
 	ADDQ $128, R9
 	DECQ BX
-	JNZ unpackptq1_byte
-	NEXTBLOCK(28, 35, unpackptq1_block)
+	JNZ unpackptq1_a
+	LEAQ (20*128)(DI), R9
+	TRITS4((R8), 256)
+	TRIT(1024)
+	ADDQ $128, R9
+	TRITS4(4(R8), 256)
+	TRIT(1024)
+	GATHER(24(SI), Z5)
+	QHPAIR(30*128)
+	QHPAIR(31*128)
+	NEXTBLOCK(28, 32, unpackptq1_block)

@@ -17,10 +17,10 @@ func gemmGo(c *gemmCall) {
 	const lanes = gemmRows
 	span := 32 * c.runs
 	var out [gemmRowsPerCall][lanes]float32
-	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*c.groups*groupStride)
+	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*8*groupStride)
 	ws := unsafe.Slice(c.ws, c.nb*lanes)
 	for r := range gemmRowsPerCall {
-		q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
+		q := unsafe.Slice(c.q[r], c.nb*span*c.blocks)
 		sd := unsafe.Slice(c.sd[r], c.nb*c.blocks)
 		k, g := 0, 0
 		for b := range c.nb {
@@ -31,7 +31,7 @@ func gemmGo(c *gemmCall) {
 					acc[l] = sd[b*c.blocks+blk].negSum
 				}
 				for range c.runs {
-					for j := range c.groups {
+					for j := range 8 {
 						for l := range acc {
 							for i := range 4 {
 								acc[l] += int32(w[g*groupStride+4*l+i]) * int32(q[k+4*j+i])
@@ -50,7 +50,6 @@ func gemmGo(c *gemmCall) {
 					}
 				}
 			}
-			k += c.gap
 			for l := range t {
 				out[r][l] = fma32(t[l], ws[b*lanes+l], out[r][l])
 			}
@@ -75,16 +74,12 @@ func fma32(x, y, z float32) float32 {
 	return float32(math.FMA(float64(x), float64(y), float64(z)))
 }
 
-// gemmKernels returns the micro-kernels to test for runs of groups slot
-// groups: the Go twin and, where this machine runs it, the assembly.
-func gemmKernels(groups int) map[string]gemmKernel {
+// gemmKernels returns the micro-kernels to test: the Go twin and, where
+// this machine runs it, the assembly.
+func gemmKernels() map[string]gemmKernel {
 	ks := map[string]gemmKernel{"go": gemmGo}
-	f := quant.Q2_0
-	if groups == 7 {
-		f = quant.PTQ1_0
-	}
 	if hwTier >= tierAVX512 {
-		if k := kernelsFor(f).gemm[tierAVX512]; k != nil {
+		if k := kernelsFor(quant.Q2_0).gemm[tierAVX512]; k != nil {
 			ks["asm"] = k
 		}
 	}
@@ -92,7 +87,7 @@ func gemmKernels(groups int) map[string]gemmKernel {
 }
 
 // gemmShape is the shape of one kernel call.
-type gemmShape struct{ nb, blocks, runs, groups, gap int }
+type gemmShape struct{ nb, blocks, runs int }
 
 // randCall returns a kernel call of shape s over random codes (0..3) and
 // activations, with random scales in [−1, 1) (unit: all 1, which makes
@@ -105,7 +100,7 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 		return rng.Float32()*2 - 1
 	}
 	span := 32 * s.runs
-	codes := make([]byte, s.nb*s.blocks*s.runs*s.groups*groupStride)
+	codes := make([]byte, s.nb*s.blocks*s.runs*8*groupStride)
 	for i := range codes {
 		codes[i] = byte(rng.IntN(4))
 	}
@@ -114,28 +109,22 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 		ws[i] = scale()
 	}
 	c := &gemmCall{
-		w: &codes[0], ws: &ws[0], nb: s.nb, blocks: s.blocks, runs: s.runs, groups: s.groups, gap: s.gap,
+		w: &codes[0], ws: &ws[0], nb: s.nb, blocks: s.blocks, runs: s.runs,
 		mask: [2]uint16{0xffff, 0xffff},
 	}
 	var dst [gemmRowsPerCall][]float32
 	for r := range gemmRowsPerCall {
-		q := make([]int8, s.nb*(s.blocks*span+s.gap))
+		q := make([]int8, s.nb*s.blocks*span)
 		for i := range q {
 			q[i] = int8(rng.IntN(256) - 128)
 		}
 		sd := make([]gemmBlock, s.nb*s.blocks)
-		k := 0
 		for b := range sd {
-			var sum int32 // over the slots computed
-			for j, v := range q[k : k+span] {
-				if j%32 < 4*s.groups {
-					sum += int32(v)
-				}
+			var sum int32
+			for _, v := range q[b*span : (b+1)*span] {
+				sum += int32(v)
 			}
 			sd[b] = gemmBlock{-sum, scale()}
-			if k += span; b%s.blocks == s.blocks-1 {
-				k += s.gap
-			}
 		}
 		c.q[r], c.sd[r] = &q[0], &sd[0]
 		dst[r] = make([]float32, gemmRows)
@@ -152,9 +141,9 @@ func randCall(rng *rand.Rand, s gemmShape, unit bool) (*gemmCall, [gemmRowsPerCa
 // (2·blocks·nb + 2)·2⁻²⁴·S, S the sum of the terms' magnitudes.
 func TestGEMMKernel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	shapes := []gemmShape{{1, 1, 1, 8, 0}, {3, 4, 1, 8, 0}, {5, 2, 1, 8, 0}, {3, 1, 8, 8, 0}, {3, 5, 1, 7, 32}, {2, 2, 3, 7, 64}}
+	shapes := []gemmShape{{1, 1, 1}, {3, 4, 1}, {5, 2, 1}, {3, 1, 8}, {2, 2, 3}}
 	for _, s := range shapes {
-		ks := gemmKernels(s.groups)
+		ks := gemmKernels()
 		for _, unit := range []bool{true, false} {
 			seed := rng.Uint64()
 			for name, k := range ks {
@@ -194,8 +183,8 @@ func TestGEMMKernel(t *testing.T) {
 // of the terms' magnitudes.
 func exactCall(c *gemmCall, r, l int) (float32, float64) {
 	span := 32 * c.runs
-	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*c.groups*groupStride)
-	q := unsafe.Slice(c.q[r], c.nb*(span*c.blocks+c.gap))
+	w := unsafe.Slice(c.w, c.nb*c.blocks*c.runs*8*groupStride)
+	q := unsafe.Slice(c.q[r], c.nb*span*c.blocks)
 	sd := unsafe.Slice(c.sd[r], c.nb*c.blocks)
 	ws := unsafe.Slice(c.ws, c.nb*gemmRows)
 	var sum, mag float64
@@ -204,10 +193,7 @@ func exactCall(c *gemmCall, r, l int) (float32, float64) {
 		for blk := range c.blocks {
 			var s int64
 			for j := range span {
-				if j%32 >= 4*c.groups {
-					continue // padding
-				}
-				g := ((b*c.blocks+blk)*c.runs+j/32)*c.groups + j%32/4
+				g := ((b*c.blocks+blk)*c.runs+j/32)*8 + j%32/4
 				s += int64(int(w[g*groupStride+4*l+j%4])-1) * int64(q[k+j])
 			}
 			term := float64(s) * float64(sd[b*c.blocks+blk].d) * float64(ws[b*gemmRows+l])
@@ -215,7 +201,6 @@ func exactCall(c *gemmCall, r, l int) (float32, float64) {
 			mag += math.Abs(term)
 			k += span
 		}
-		k += c.gap
 	}
 	return float32(sum), mag
 }
@@ -230,7 +215,7 @@ func TestGEMMUnpack(t *testing.T) {
 		}
 		const rows, nb = 16, 3
 		w := randMatrix(t, f, rows, nb*f.BlockElems, rng)
-		groups := g.blocks * g.span / 32 * g.groups
+		groups := g.slots / 4
 		want := make([]byte, nb*groups*groupStride)
 		got := make([]byte, len(want))
 		wantWS, gotWS := make([]float32, nb*gemmRows), make([]float32, nb*gemmRows)
@@ -273,9 +258,7 @@ func TestGEMMGo(t *testing.T) {
 		p.matMulGEMM(dst, w, &a, g, gemmGo)
 		for i := range n {
 			for r := range w.Rows {
-				// Only PTQ1_0 reads its trit layout (TQ1_0's holds the same
-				// values as its natural Q8_K activations).
-				ref, mag := exactRef(p, w, &a, i, r, f == quant.PTQ1_0)
+				ref, mag := exactRef(p, w, &a, i, r)
 				if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > bound(f, cols)*0x1p-23*mag {
 					t.Fatalf("%s [%d,%d]: got %g want %g", f, i, r, got, ref)
 				}

@@ -69,11 +69,9 @@ func tiers() []string { return tierNames[:hwTier+1] }
 // int8 activations — the value every integer kernel approximates — and
 // the magnitude S = Σ_j |W[r,j]·x̂[i,j]| that bounds its rounding error.
 //
-// With simd set, TQ1_0 and PTQ1_0 use the activations of their trit layout.
-//
 // The int8 activations are those of the format's quantization (built here
 // with p if no product has built them yet).
-func exactRef(p *Pool, w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float64) {
+func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 	buf := make([]float32, w.Cols)
 	decodeRow(w.Format, w.row(r), buf)
 	xh := make([]float64, w.Cols)
@@ -84,22 +82,6 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int, simd bool) (ref, mag float6
 			t := a.prepare(p, k.act)
 			b := (i*a.cols + j) / qk
 			xh[j] = float64(t.d[b]) * float64(t.q[i*a.cols+j])
-		}
-	}
-	if simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0) {
-		k := tritIndex(w.Format)
-		l, t := tritLayouts[k], &a.trit[k]
-		per := len(l.slots)
-		for wb := range w.Cols / l.be {
-			blk := (i*w.Cols/l.be + wb) * per / qk // unpadded block number
-			base := i*t.stride + wb*per
-			for s, e := range l.slots {
-				if e >= 0 {
-					xh[wb*l.be+e] = float64(t.d[blk+s/qk]) * float64(t.q[base+s])
-				} else if t.q[base+s] != 0 {
-					panic("padding slot holds a value")
-				}
-			}
 		}
 	}
 	for j, v := range buf {
@@ -176,7 +158,7 @@ func testTiers(t *testing.T, p *Pool, f *quant.Format, cols int, rng *rand.Rand)
 			terms := bound(f, cols)
 			for i := range n {
 				for r := range w.Rows {
-					ref, mag := exactRef(p, w, &a, i, r, name != "generic")
+					ref, mag := exactRef(p, w, &a, i, r)
 					if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > terms*0x1p-23*mag {
 						t.Fatalf("%s tier %s n=%d [%d,%d]: got %g want %g (bound %g)", f, name, n, i, r, got, ref, terms*0x1p-23*mag)
 					}
@@ -250,7 +232,7 @@ func TestLargeMatMul(t *testing.T) {
 			p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
 			p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
 			for r := range w.Rows {
-				_, mag := exactRef(p, w, &a, 0, r, false)
+				_, mag := exactRef(p, w, &a, 0, r)
 				if d := math.Abs(float64(one[r] - got[i*w.Rows+r])); d > 2*bound(f, cols)*0x1p-23*mag {
 					t.Fatalf("%s: [%d,%d] = %g, matvec %g", f, i, r, got[i*w.Rows+r], one[r])
 				}
@@ -606,7 +588,7 @@ func FuzzTiers(f *testing.F) {
 				dst := make([]float32, 1)
 				p.MatMulActs(dst, w, &a)
 				restore()
-				ref, mag := exactRef(p, w, &a, 0, 0, name != "generic")
+				ref, mag := exactRef(p, w, &a, 0, 0)
 				if math.Abs(float64(dst[0])-ref) > bound(fm, w.Cols)*0x1p-23*mag+1e-30 {
 					t.Fatalf("%s tier %s: got %g want %g", fm, name, dst[0], ref)
 				}
