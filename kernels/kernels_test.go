@@ -111,10 +111,6 @@ func bound(f *quant.Format, cols int) float64 {
 	switch {
 	case kernelsFor(f).float:
 		return float64(cols/4 + 8)
-	case f == quant.PTQ1_0 || f == quant.TQ1_0:
-		// The trit layouts quantize in more, partly padded, blocks.
-		l := tritLayouts[tritIndex(f)]
-		return float64(cols/l.be*len(l.slots)/qk + 8)
 	}
 	return float64(cols/qk + 8)
 }
@@ -446,9 +442,6 @@ func TestActPairing(t *testing.T) {
 		w := randMatrix(t, f, 5, cols, rng)
 		buf := make([]float32, cols)
 		for _, name := range tiers() {
-			if name != "generic" && (f == quant.TQ1_0 || f == quant.PTQ1_0) {
-				continue // the SIMD trit layouts: TestTiers
-			}
 			restore, err := useTier(name)
 			if err != nil {
 				t.Fatal(err)
