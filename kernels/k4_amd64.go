@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"math"
 
+	"golang.org/x/sys/cpu"
+
 	"trit/half"
 	"trit/quant"
 )
@@ -19,6 +21,9 @@ import (
 
 //go:noescape
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
+
+//go:noescape
+func q40AVX512(w *byte, nb int, q *int8, ds *float32) float32
 
 //go:noescape
 func f32AVX2(w *byte, x *float32, n int, s *[4]float32)
@@ -35,6 +40,9 @@ func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
+	if cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI {
+		kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+	}
 	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
 	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
 	kernelTable[quant.BF16].dot[tierAVX2] = dotBF16AVX2
@@ -43,6 +51,11 @@ func init() {
 func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
 	q, d := natRow(a, actQ8_0, i)
 	return q40AVX2(&w[0], len(w)/18, q, d)
+}
+
+func dotQ4_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, _, ds := simdRow(a, actQ8_0, i, 0, false)
+	return q40AVX512(&w[0], len(w)/18, q, ds)
 }
 
 func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {

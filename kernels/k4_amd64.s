@@ -106,6 +106,135 @@ q40_done:
 	MOVSS X0, ret+32(FP)
 	RET
 
+// Constants of the AVX-512 Q4_0 kernel. k4perm is the VPERMB index that
+// turns a pair of blocks into the 128-bit lanes (qs_A, qs_A, qs_B, qs_B);
+// k4gf holds per qword the GF2P8AFFINEQB bit matrix that keeps a byte's
+// low nibble (lanes 0 and 2) or moves its high nibble down (lanes 1 and
+// 3), so one instruction yields the 64 codes in element order; k4scw is
+// the VPERMW index that spreads the pair's fp16 scales (words 0 and 9)
+// over eight words each; k4b8z is the byte 8 in every lane of a ZMM.
+DATA k4perm<>+0(SB)/8, $0x0908070605040302
+DATA k4perm<>+8(SB)/8, $0x11100f0e0d0c0b0a
+DATA k4perm<>+16(SB)/8, $0x0908070605040302
+DATA k4perm<>+24(SB)/8, $0x11100f0e0d0c0b0a
+DATA k4perm<>+32(SB)/8, $0x1b1a191817161514
+DATA k4perm<>+40(SB)/8, $0x232221201f1e1d1c
+DATA k4perm<>+48(SB)/8, $0x1b1a191817161514
+DATA k4perm<>+56(SB)/8, $0x232221201f1e1d1c
+GLOBL k4perm<>(SB), RODATA|NOPTR, $64
+
+DATA k4gf<>+0(SB)/8, $0x0102040800000000
+DATA k4gf<>+8(SB)/8, $0x0102040800000000
+DATA k4gf<>+16(SB)/8, $0x1020408000000000
+DATA k4gf<>+24(SB)/8, $0x1020408000000000
+DATA k4gf<>+32(SB)/8, $0x0102040800000000
+DATA k4gf<>+40(SB)/8, $0x0102040800000000
+DATA k4gf<>+48(SB)/8, $0x1020408000000000
+DATA k4gf<>+56(SB)/8, $0x1020408000000000
+GLOBL k4gf<>(SB), RODATA|NOPTR, $64
+
+DATA k4scw<>+0(SB)/8, $0
+DATA k4scw<>+8(SB)/8, $0
+DATA k4scw<>+16(SB)/8, $0x0009000900090009
+DATA k4scw<>+24(SB)/8, $0x0009000900090009
+GLOBL k4scw<>(SB), RODATA|NOPTR, $32
+
+DATA k4b8z<>+0(SB)/8, $0x0808080808080808
+DATA k4b8z<>+8(SB)/8, $0x0808080808080808
+DATA k4b8z<>+16(SB)/8, $0x0808080808080808
+DATA k4b8z<>+24(SB)/8, $0x0808080808080808
+DATA k4b8z<>+32(SB)/8, $0x0808080808080808
+DATA k4b8z<>+40(SB)/8, $0x0808080808080808
+DATA k4b8z<>+48(SB)/8, $0x0808080808080808
+DATA k4b8z<>+56(SB)/8, $0x0808080808080808
+GLOBL k4b8z<>(SB), RODATA|NOPTR, $64
+
+// Q4_0 block pair at off(SI) (loaded through mask, which keeps the 36
+// bytes of the pair) against the 64 activations at aoff(DI) and their
+// scale lanes at aoff(R9), added to acc. Int32 lane k gets Σ c·q and 8·Σq
+// over the same four elements, so after the subtraction it holds the
+// exact Σ(c−8)·q of its elements: no rounding sees a cancelling
+// correction, as a per-block −8·Σq start value would give.
+#define Q40PAIR(off, aoff, mask, acc) \
+	VMOVDQU8.Z     off(SI), mask, Z2 \
+	VPERMB         Z2, Z31, Z3 \
+	VGF2P8AFFINEQB $0, Z30, Z3, Z3 \
+	VPXORD         Z4, Z4, Z4 \
+	VPDPBUSD       aoff(DI), Z3, Z4 \
+	VPXORD         Z5, Z5, Z5 \
+	VPDPBUSD       aoff(DI), Z29, Z5 \
+	VPSUBD         Z5, Z4, Z4 \
+	VCVTDQ2PS      Z4, Z4 \
+	VPERMW         Y2, Y28, Y5 \
+	VCVTPH2PS      Y5, Z5 \
+	VMULPS         aoff(R9), Z5, Z5 \
+	VFMADD231PS    Z5, Z4, acc
+
+// func q40AVX512(w *byte, nb int, q *int8, ds *float32) float32
+//
+// q and ds are the SIMD layouts of one activation row (eight scale lanes
+// per block). Four blocks per step in two accumulators, then a pair, then
+// a lone block in 256-bit registers. Weight loads are masked to the bytes
+// of the blocks, so none reads past the row.
+TEXT ·q40AVX512(SB), NOSPLIT, $0-36
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ ds+24(FP), R9
+	MOVQ $0xfffffffff, AX
+	KMOVQ AX, K1
+	MOVL $0x3ffff, AX
+	KMOVD AX, K2
+	VMOVDQU64 k4perm<>(SB), Z31
+	VMOVDQU64 k4gf<>(SB), Z30
+	VMOVDQU64 k4b8z<>(SB), Z29
+	VMOVDQU64 k4scw<>(SB), Y28
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	SUBQ      $4, CX
+	JCS       q40v_tail
+q40v_quad:
+	Q40PAIR(0, 0, K1, Z0)
+	Q40PAIR(36, 64, K1, Z1)
+	ADDQ $72, SI
+	ADDQ $128, DI
+	ADDQ $128, R9
+	SUBQ $4, CX
+	JCC  q40v_quad
+q40v_tail:
+	ADDQ $4, CX
+	CMPQ CX, $2
+	JLT  q40v_one
+	Q40PAIR(0, 0, K1, Z0)
+	ADDQ $36, SI
+	ADDQ $64, DI
+	ADDQ $64, R9
+	SUBQ $2, CX
+q40v_one:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	TESTQ         CX, CX
+	JZ            q40v_done
+	VMOVDQU8.Z     (SI), K2, Y2
+	VPERMB         Y2, Y31, Y3
+	VGF2P8AFFINEQB $0, Y30, Y3, Y3
+	VPXORD         Y4, Y4, Y4
+	VPDPBUSD       (DI), Y3, Y4
+	VPXORD         Y5, Y5, Y5
+	VPDPBUSD       (DI), Y29, Y5
+	VPSUBD         Y5, Y4, Y4
+	VCVTDQ2PS      Y4, Y4
+	VPERMW         X2, X28, X5
+	VCVTPH2PS      X5, Y5
+	VMULPS         (R9), Y5, Y5
+	VFMADD231PS    Y5, Y4, Y0
+q40v_done:
+	K4HSUM
+	VZEROUPPER
+	MOVSS X0, ret+32(FP)
+	RET
+
 // Q4_K sub-blocks 2c (low nibbles of qs[32c:32c+32]) and 2c+1 (high
 // nibbles): Σ sc·c·q in int32 lanes added to Y1. Y7 holds the eight int16
 // scales in both lanes; the VPMADDUBSW pair sums (≤ 2·15·127) times a 6-bit
