@@ -112,7 +112,8 @@ q40_done:
 // low nibble (lanes 0 and 2) or moves its high nibble down (lanes 1 and
 // 3), so one instruction yields the 64 codes in element order; k4scw is
 // the VPERMW index that spreads the pair's fp16 scales (words 0 and 9)
-// over eight words each; k4b8z is the byte 8 in every lane of a ZMM.
+// over eight words each. The second half of k4perm and k4scw serves the
+// second pair of a four-block step, loaded 8 bytes into the step.
 DATA k4perm<>+0(SB)/8, $0x0908070605040302
 DATA k4perm<>+8(SB)/8, $0x11100f0e0d0c0b0a
 DATA k4perm<>+16(SB)/8, $0x0908070605040302
@@ -121,7 +122,15 @@ DATA k4perm<>+32(SB)/8, $0x1b1a191817161514
 DATA k4perm<>+40(SB)/8, $0x232221201f1e1d1c
 DATA k4perm<>+48(SB)/8, $0x1b1a191817161514
 DATA k4perm<>+56(SB)/8, $0x232221201f1e1d1c
-GLOBL k4perm<>(SB), RODATA|NOPTR, $64
+DATA k4perm<>+64(SB)/8, $0x2524232221201f1e
+DATA k4perm<>+72(SB)/8, $0x2d2c2b2a29282726
+DATA k4perm<>+80(SB)/8, $0x2524232221201f1e
+DATA k4perm<>+88(SB)/8, $0x2d2c2b2a29282726
+DATA k4perm<>+96(SB)/8, $0x3736353433323130
+DATA k4perm<>+104(SB)/8, $0x3f3e3d3c3b3a3938
+DATA k4perm<>+112(SB)/8, $0x3736353433323130
+DATA k4perm<>+120(SB)/8, $0x3f3e3d3c3b3a3938
+GLOBL k4perm<>(SB), RODATA|NOPTR, $128
 
 DATA k4gf<>+0(SB)/8, $0x0102040800000000
 DATA k4gf<>+8(SB)/8, $0x0102040800000000
@@ -133,82 +142,108 @@ DATA k4gf<>+48(SB)/8, $0x1020408000000000
 DATA k4gf<>+56(SB)/8, $0x1020408000000000
 GLOBL k4gf<>(SB), RODATA|NOPTR, $64
 
-DATA k4scw<>+0(SB)/8, $0
-DATA k4scw<>+8(SB)/8, $0
-DATA k4scw<>+16(SB)/8, $0x0009000900090009
-DATA k4scw<>+24(SB)/8, $0x0009000900090009
-GLOBL k4scw<>(SB), RODATA|NOPTR, $32
+DATA k4scw<>+0(SB)/8, $0x0037002e00090000
+DATA k4scw<>+8(SB)/8, $0x0000000000000000
+DATA k4scw<>+16(SB)/8, $0x0000000000000000
+DATA k4scw<>+24(SB)/8, $0x0000000000000000
+DATA k4scw<>+32(SB)/8, $0x0000000000000000
+DATA k4scw<>+40(SB)/8, $0x0000000000000000
+DATA k4scw<>+48(SB)/8, $0x0000000000000000
+DATA k4scw<>+56(SB)/8, $0x0000000000000000
+GLOBL k4scw<>(SB), RODATA|NOPTR, $64
 
-DATA k4b8z<>+0(SB)/8, $0x0808080808080808
-DATA k4b8z<>+8(SB)/8, $0x0808080808080808
-DATA k4b8z<>+16(SB)/8, $0x0808080808080808
-DATA k4b8z<>+24(SB)/8, $0x0808080808080808
-DATA k4b8z<>+32(SB)/8, $0x0808080808080808
-DATA k4b8z<>+40(SB)/8, $0x0808080808080808
-DATA k4b8z<>+48(SB)/8, $0x0808080808080808
-DATA k4b8z<>+56(SB)/8, $0x0808080808080808
-GLOBL k4b8z<>(SB), RODATA|NOPTR, $64
+DATA k4spr<>+0(SB)/8, $0x0000000000000000
+DATA k4spr<>+8(SB)/8, $0x0000000000000000
+DATA k4spr<>+16(SB)/8, $0x0000000000000000
+DATA k4spr<>+24(SB)/8, $0x0000000000000000
+DATA k4spr<>+32(SB)/8, $0x0000000100000001
+DATA k4spr<>+40(SB)/8, $0x0000000100000001
+DATA k4spr<>+48(SB)/8, $0x0000000100000001
+DATA k4spr<>+56(SB)/8, $0x0000000100000001
+DATA k4spr<>+64(SB)/8, $0x0000000200000002
+DATA k4spr<>+72(SB)/8, $0x0000000200000002
+DATA k4spr<>+80(SB)/8, $0x0000000200000002
+DATA k4spr<>+88(SB)/8, $0x0000000200000002
+DATA k4spr<>+96(SB)/8, $0x0000000300000003
+DATA k4spr<>+104(SB)/8, $0x0000000300000003
+DATA k4spr<>+112(SB)/8, $0x0000000300000003
+DATA k4spr<>+120(SB)/8, $0x0000000300000003
+GLOBL k4spr<>(SB), RODATA|NOPTR, $128
 
-// Q4_0 block pair at off(SI) (loaded through mask, which keeps the 36
-// bytes of the pair) against the 64 activations at aoff(DI) and their
-// scale lanes at aoff(R9), added to acc. Int32 lane k gets Σ c·q and 8·Σq
-// over the same four elements, so after the subtraction it holds the
-// exact Σ(c−8)·q of its elements: no rounding sees a cancelling
-// correction, as a per-block −8·Σq start value would give.
-#define Q40PAIR(off, aoff, mask, acc) \
-	VMOVDQU8.Z     off(SI), mask, Z2 \
-	VPERMB         Z2, Z31, Z3 \
+
+// Q4_0 block pair whose 36 bytes raw holds (where, perm accounts for)
+// against the 64 activations at aoff(DI), added to acc with the scale
+// lanes sc. Each block's eight int32 lanes start from its correction
+// lanes (−Σq, 0, …, 0; see Acts) times 8 and gain Σ c·q, so they sum to
+// Σ(c−8)·q.
+#define Q40PAIR(raw, aoff, perm, sc, acc) \
+	VPERMB         raw, perm, Z3 \
 	VGF2P8AFFINEQB $0, Z30, Z3, Z3 \
-	VPXORD         Z4, Z4, Z4 \
+	VPSLLD         $3, aoff(R8), Z4 \
 	VPDPBUSD       aoff(DI), Z3, Z4 \
-	VPXORD         Z5, Z5, Z5 \
-	VPDPBUSD       aoff(DI), Z29, Z5 \
-	VPSUBD         Z5, Z4, Z4 \
 	VCVTDQ2PS      Z4, Z4 \
-	VPERMW         Y2, Y28, Y5 \
-	VCVTPH2PS      Y5, Z5 \
-	VMULPS         aoff(R9), Z5, Z5 \
-	VFMADD231PS    Z5, Z4, acc
+	VFMADD231PS    sc, Z4, acc
 
-// func q40AVX512(w *byte, nb int, q *int8, ds *float32) float32
+// func q40AVX512(w *byte, nb int, q *int8, sz *int32, d *float32) float32
 //
-// q and ds are the SIMD layouts of one activation row (eight scale lanes
-// per block). Four blocks per step in two accumulators, then a pair, then
-// a lone block in 256-bit registers. Weight loads are masked to the bytes
-// of the blocks, so none reads past the row.
-TEXT ·q40AVX512(SB), NOSPLIT, $0-36
+// q and sz are the SIMD layouts of one activation row, d its block
+// scales. Four blocks per step into two accumulators, loaded as bytes
+// 0–63 and 8–71 so that no load passes the step's 72 bytes; their four
+// fp16 scales are gathered, converted and multiplied by d at once, then
+// spread over eight lanes each. A last pair and a lone block follow, with
+// loads masked to their bytes.
+TEXT ·q40AVX512(SB), NOSPLIT, $0-44
 	MOVQ w+0(FP), SI
 	MOVQ nb+8(FP), CX
 	MOVQ q+16(FP), DI
-	MOVQ ds+24(FP), R9
+	MOVQ sz+24(FP), R8
+	MOVQ d+32(FP), R9
 	MOVQ $0xfffffffff, AX
 	KMOVQ AX, K1
 	MOVL $0x3ffff, AX
 	KMOVD AX, K2
 	VMOVDQU64 k4perm<>(SB), Z31
+	VMOVDQU64 k4perm<>+64(SB), Z29
 	VMOVDQU64 k4gf<>(SB), Z30
-	VMOVDQU64 k4b8z<>(SB), Z29
-	VMOVDQU64 k4scw<>(SB), Y28
+	VMOVDQU64 k4scw<>(SB), Z28
+	VMOVDQU64 k4spr<>(SB), Z27
+	VMOVDQU64 k4spr<>+64(SB), Z26
 	VPXORD    Z0, Z0, Z0
 	VPXORD    Z1, Z1, Z1
 	SUBQ      $4, CX
 	JCS       q40v_tail
 q40v_quad:
-	Q40PAIR(0, 0, K1, Z0)
-	Q40PAIR(36, 64, K1, Z1)
+	VMOVDQU64   (SI), Z2
+	VMOVDQU64   8(SI), Z7
+	VMOVDQA64   Z28, Z6
+	VPERMI2W    Z7, Z2, Z6
+	VCVTPH2PS   X6, X6
+	VMULPS      (R9), X6, X6
+	VPERMPS     Z6, Z27, Z5
+	Q40PAIR(Z2, 0, Z31, Z5, Z0)
+	VPERMPS     Z6, Z26, Z5
+	Q40PAIR(Z7, 64, Z29, Z5, Z1)
 	ADDQ $72, SI
 	ADDQ $128, DI
-	ADDQ $128, R9
+	ADDQ $128, R8
+	ADDQ $16, R9
 	SUBQ $4, CX
 	JCC  q40v_quad
 q40v_tail:
 	ADDQ $4, CX
 	CMPQ CX, $2
 	JLT  q40v_one
-	Q40PAIR(0, 0, K1, Z0)
+	VMOVDQU8.Z (SI), K1, Z2
+	VPERMW     Z2, Z28, Z6
+	VCVTPH2PS  X6, X6
+	VMOVQ      (R9), X5
+	VMULPS     X5, X6, X6
+	VPERMPS    Z6, Z27, Z5
+	Q40PAIR(Z2, 0, Z31, Z5, Z0)
 	ADDQ $36, SI
 	ADDQ $64, DI
-	ADDQ $64, R9
+	ADDQ $64, R8
+	ADDQ $8, R9
 	SUBQ $2, CX
 q40v_one:
 	VADDPS        Z1, Z0, Z0
@@ -219,20 +254,17 @@ q40v_one:
 	VMOVDQU8.Z     (SI), K2, Y2
 	VPERMB         Y2, Y31, Y3
 	VGF2P8AFFINEQB $0, Y30, Y3, Y3
-	VPXORD         Y4, Y4, Y4
+	VPSLLD         $3, (R8), Y4
 	VPDPBUSD       (DI), Y3, Y4
-	VPXORD         Y5, Y5, Y5
-	VPDPBUSD       (DI), Y29, Y5
-	VPSUBD         Y5, Y4, Y4
 	VCVTDQ2PS      Y4, Y4
-	VPERMW         X2, X28, X5
-	VCVTPH2PS      X5, Y5
-	VMULPS         (R9), Y5, Y5
-	VFMADD231PS    Y5, Y4, Y0
+	VPBROADCASTW   X2, X6
+	VCVTPH2PS      X6, Y6
+	VMULPS.BCST    (R9), Y6, Y6
+	VFMADD231PS    Y6, Y4, Y0
 q40v_done:
 	K4HSUM
 	VZEROUPPER
-	MOVSS X0, ret+32(FP)
+	MOVSS X0, ret+40(FP)
 	RET
 
 // Q4_K sub-blocks 2c (low nibbles of qs[32c:32c+32]) and 2c+1 (high
