@@ -37,11 +37,15 @@ func bf16AVX2(w *byte, x *float32, n int) float32
 //go:noescape
 func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 
+//go:noescape
+func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
+
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
 	if cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI {
 		kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+		kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
 	}
 	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
 	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
@@ -62,6 +66,11 @@ func dotQ4_0AVX512(w []byte, a *Acts, i int) float32 {
 func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {
 	q, d := natRow(a, actQ8_K, i)
 	return q4kAVX2(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
+}
+
+func dotQ4_KAVX512(w []byte, a *Acts, i int) float32 {
+	q, d := natRow(a, actQ8_K, i)
+	return q4kAVX512(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
 }
 
 // floatDot runs the F16 or BF16 kernel k over the whole multiples of 8 of row i and adds

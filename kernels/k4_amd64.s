@@ -287,6 +287,39 @@ q40v_done:
 	VPADDD Y3, Y1, Y1 \
 	VPADDD Y2, Y1, Y1
 
+// Q4_K block scales (formats.md §6b) from the 12 bytes at 4(SI), read as
+// three words u0, u1, u2: sc0..3 = u0&63, m0..3 = u1&63, sc4..7 =
+// u2&15 | u0>>6<<4 and m4..7 = u2>>4 | u1>>6<<4, bytewise; R10 receives
+// the eight sc bytes and R11 the eight m bytes (AX, BX, DX, R12 and R13
+// are clobbered).
+#define Q4KSCALES \
+	MOVL 4(SI), AX \
+	MOVL 8(SI), BX \
+	MOVL 12(SI), DX \
+	MOVL AX, R10 \
+	ANDL $0x3f3f3f3f, R10 \
+	MOVL AX, R11 \
+	SHRL $6, R11 \
+	ANDL $0x03030303, R11 \
+	SHLL $4, R11 \
+	MOVL DX, R12 \
+	ANDL $0x0f0f0f0f, R12 \
+	ORL  R12, R11 \
+	SHLQ $32, R11 \
+	ORQ  R11, R10 \
+	MOVL BX, R11 \
+	ANDL $0x3f3f3f3f, R11 \
+	MOVL BX, R12 \
+	SHRL $6, R12 \
+	ANDL $0x03030303, R12 \
+	SHLL $4, R12 \
+	MOVL DX, R13 \
+	SHRL $4, R13 \
+	ANDL $0x0f0f0f0f, R13 \
+	ORL  R13, R12 \
+	SHLQ $32, R12 \
+	ORQ  R12, R11
+
 // func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 //
 // d and s hold one scale and one sum Σq per 32 activations (Q8_K's scale
@@ -303,35 +336,7 @@ TEXT ·q4kAVX2(SB), NOSPLIT, $0-44
 	TESTQ   CX, CX
 	JZ      q4k_done
 q4k_block:
-	// The 12 scale bytes as three words u0, u1, u2 (formats.md §6b):
-	// sc0..3 = u0&63, m0..3 = u1&63, sc4..7 = u2&15 | u0>>6<<4 and
-	// m4..7 = u2>>4 | u1>>6<<4, bytewise.
-	MOVL 4(SI), AX
-	MOVL 8(SI), BX
-	MOVL 12(SI), DX
-	MOVL AX, R10
-	ANDL $0x3f3f3f3f, R10
-	MOVL AX, R11
-	SHRL $6, R11
-	ANDL $0x03030303, R11
-	SHLL $4, R11
-	MOVL DX, R12
-	ANDL $0x0f0f0f0f, R12
-	ORL  R12, R11
-	SHLQ $32, R11
-	ORQ  R11, R10
-	MOVL BX, R11
-	ANDL $0x3f3f3f3f, R11
-	MOVL BX, R12
-	SHRL $6, R12
-	ANDL $0x03030303, R12
-	SHLL $4, R12
-	MOVL DX, R13
-	SHRL $4, R13
-	ANDL $0x0f0f0f0f, R13
-	ORL  R13, R12
-	SHLQ $32, R12
-	ORQ  R12, R11
+	Q4KSCALES
 	VMOVQ R10, X7
 	VPMOVZXBW X7, X7
 	VPERMQ $0x44, Y7, Y7
@@ -362,6 +367,124 @@ q4k_block:
 	DECQ CX
 	JNZ  q4k_block
 q4k_done:
+	K4HSUM
+	VZEROUPPER
+	MOVSS X0, ret+40(FP)
+	RET
+
+// Constants of the AVX-512 Q4_K kernel: the GF2P8AFFINEQB matrices for a
+// 32-byte group broadcast to both halves (low nibbles in the low half,
+// high nibbles in the high one) and per chunk c the VPERMW index that
+// spreads scale word 2c over words 0–15 and 2c+1 over words 16–31.
+DATA k4gfk<>+0(SB)/8, $0x0102040800000000
+DATA k4gfk<>+8(SB)/8, $0x0102040800000000
+DATA k4gfk<>+16(SB)/8, $0x0102040800000000
+DATA k4gfk<>+24(SB)/8, $0x0102040800000000
+DATA k4gfk<>+32(SB)/8, $0x1020408000000000
+DATA k4gfk<>+40(SB)/8, $0x1020408000000000
+DATA k4gfk<>+48(SB)/8, $0x1020408000000000
+DATA k4gfk<>+56(SB)/8, $0x1020408000000000
+GLOBL k4gfk<>(SB), RODATA|NOPTR, $64
+
+DATA k4kw<>+0(SB)/8, $0x0000000000000000
+DATA k4kw<>+8(SB)/8, $0x0000000000000000
+DATA k4kw<>+16(SB)/8, $0x0000000000000000
+DATA k4kw<>+24(SB)/8, $0x0000000000000000
+DATA k4kw<>+32(SB)/8, $0x0001000100010001
+DATA k4kw<>+40(SB)/8, $0x0001000100010001
+DATA k4kw<>+48(SB)/8, $0x0001000100010001
+DATA k4kw<>+56(SB)/8, $0x0001000100010001
+DATA k4kw<>+64(SB)/8, $0x0002000200020002
+DATA k4kw<>+72(SB)/8, $0x0002000200020002
+DATA k4kw<>+80(SB)/8, $0x0002000200020002
+DATA k4kw<>+88(SB)/8, $0x0002000200020002
+DATA k4kw<>+96(SB)/8, $0x0003000300030003
+DATA k4kw<>+104(SB)/8, $0x0003000300030003
+DATA k4kw<>+112(SB)/8, $0x0003000300030003
+DATA k4kw<>+120(SB)/8, $0x0003000300030003
+DATA k4kw<>+128(SB)/8, $0x0004000400040004
+DATA k4kw<>+136(SB)/8, $0x0004000400040004
+DATA k4kw<>+144(SB)/8, $0x0004000400040004
+DATA k4kw<>+152(SB)/8, $0x0004000400040004
+DATA k4kw<>+160(SB)/8, $0x0005000500050005
+DATA k4kw<>+168(SB)/8, $0x0005000500050005
+DATA k4kw<>+176(SB)/8, $0x0005000500050005
+DATA k4kw<>+184(SB)/8, $0x0005000500050005
+DATA k4kw<>+192(SB)/8, $0x0006000600060006
+DATA k4kw<>+200(SB)/8, $0x0006000600060006
+DATA k4kw<>+208(SB)/8, $0x0006000600060006
+DATA k4kw<>+216(SB)/8, $0x0006000600060006
+DATA k4kw<>+224(SB)/8, $0x0007000700070007
+DATA k4kw<>+232(SB)/8, $0x0007000700070007
+DATA k4kw<>+240(SB)/8, $0x0007000700070007
+DATA k4kw<>+248(SB)/8, $0x0007000700070007
+GLOBL k4kw<>(SB), RODATA|NOPTR, $256
+
+// Q4_K chunk c: the 64 codes of qs[32c:32c+32] (low nibbles, then high
+// nibbles, by GF2P8AFFINEQB with the matrices in Z30) times the 64
+// activations at 64c(DI), in word pairs by VPMADDUBSW (≤ 2·15·127, no
+// saturation), times sc_2c (words 0–15) and sc_2c+1 (words 16–31) added
+// to int32 lanes of acc by VPDPWSSD.
+#define Q4KCHUNK(c, idx, acc) \
+	VBROADCASTI64X4 (16+32*c)(SI), Z2 \
+	VGF2P8AFFINEQB  $0, Z30, Z2, Z2 \
+	VPMADDUBSW      (64*c)(DI), Z2, Z2 \
+	VPERMW          Z7, idx, Z3 \
+	VPDPWSSD        Z3, Z2, acc
+
+// func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
+//
+// q4kAVX2 with 64 codes per step: a block's Σ sc_j·Σc·q (≤ 63·32·15·127
+// in all, exact in int32 and float32) gathers in two accumulators.
+TEXT ·q4kAVX512(SB), NOSPLIT, $0-44
+	MOVQ w+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ q+16(FP), DI
+	MOVQ d+24(FP), R9
+	MOVQ s+32(FP), R8
+	VMOVDQU64 k4gfk<>(SB), Z30
+	VMOVDQU64 k4kw<>(SB), Z26
+	VMOVDQU64 k4kw<>+64(SB), Z27
+	VMOVDQU64 k4kw<>+128(SB), Z28
+	VMOVDQU64 k4kw<>+192(SB), Z29
+	VPXORD Z0, Z0, Z0
+	VPXORD Z11, Z11, Z11
+	TESTQ  CX, CX
+	JZ     q4kv_done
+q4kv_block:
+	Q4KSCALES
+	VMOVQ     R10, X7
+	VPMOVZXBW X7, X7
+	VMOVQ     R11, X8
+	VPMOVZXBD X8, Y8
+	VPMULLD   (R8), Y8, Y8
+	VCVTDQ2PS Y8, Y8
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z4, Z4, Z4
+	Q4KCHUNK(0, Z26, Z1)
+	Q4KCHUNK(1, Z27, Z4)
+	Q4KCHUNK(2, Z28, Z1)
+	Q4KCHUNK(3, Z29, Z4)
+	VPADDD       Z4, Z1, Z1
+	VCVTDQ2PS    Z1, Z1
+	VPBROADCASTW (SI), Y6
+	VCVTPH2PS    Y6, Z6
+	VMULPS.BCST  (R9), Z6, Z6
+	VFMADD231PS  Z6, Z1, Z0
+	VPBROADCASTW 2(SI), X9
+	VCVTPH2PS    X9, Y9
+	VMULPS.BCST  (R9), Y9, Y9
+	VFNMADD231PS Y9, Y8, Y11
+	ADDQ $144, SI
+	ADDQ $256, DI
+	ADDQ $32, R9
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q4kv_block
+q4kv_done:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VADDPS        Y11, Y0, Y0
 	K4HSUM
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
