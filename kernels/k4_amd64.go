@@ -13,11 +13,13 @@ import (
 )
 
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
-// one activation row like the Q8_0 and Q6_K kernels. Neither format's
-// scales fit VPDPBUSD better than VPMADDUBSW+VPMADDWD, so the AVX2 kernels
-// serve the AVX-512 tier too (pick falls back to them). The F16 (F16C) and
-// BF16 kernels are bandwidth-bound FMA loops, for which 256-bit vectors
-// suffice; F32's keeps the generic kernel's order (see f32AVX2).
+// one activation row like the Q8_0 and Q6_K kernels. Their AVX-512 tier
+// unpacks nibbles with GF2P8AFFINEQB (one instruction for a low or high
+// half of any byte) and moves Q4_0's codes into place with VPERMB, so it
+// needs GFNI and VBMI besides VNNI; where either is missing, pick falls
+// back to the AVX2 kernels. The F16 (F16C) and BF16 kernels are
+// bandwidth-bound FMA loops, for which 256-bit vectors suffice; F32's
+// keeps the generic kernel's order (see f32AVX2).
 
 //go:noescape
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
