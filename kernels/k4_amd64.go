@@ -25,7 +25,7 @@ import (
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
 
 //go:noescape
-func q40AVX512(w *byte, nb int, q *int8, sz *int32, d *float32) float32
+func q40AVX512(w *byte, nb int, q *int8, d *float32) float32
 
 //go:noescape
 func f32AVX2(w *byte, x *float32, n int, s *[4]float32)
@@ -60,9 +60,8 @@ func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
 }
 
 func dotQ4_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, _ := simdRow(a, actQ8_0, i, 0, false)
-	_, d := natRow(a, actQ8_0, i)
-	return q40AVX512(&w[0], len(w)/18, q, sz, d)
+	q, d := natRow(a, actQ8_0, i)
+	return q40AVX512(&w[0], len(w)/18, q, d)
 }
 
 func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {
