@@ -63,3 +63,39 @@ func TestQ4Tails(t *testing.T) {
 		}
 	}
 }
+
+// TestQ4_0Cancel checks Q4_0 rows whose codes are nearly all 8 (weight
+// 0): the exact product is small against the activations, so a kernel
+// whose lanes carry a −8·Σq correction that cancels against Σ c·q only
+// after rounding fails the bound.
+func TestQ4_0Cancel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	p := NewPool(1)
+	defer p.Close()
+	for _, cols := range []int{64, 128, 160} {
+		w := randMatrix(t, quant.Q4_0, 256, cols, rng)
+		for b := 0; b < len(w.Data); b += 18 {
+			for j := 2; j < 18; j++ {
+				w.Data[b+j] = 0x88
+			}
+			w.Data[b+2+rng.IntN(16)] ^= byte(rng.IntN(16))
+		}
+		var a Acts
+		p.Quantize(&a, randActs(1, cols, rng), 1, cols)
+		for _, name := range tiers() {
+			restore, err := useTier(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]float32, w.Rows)
+			p.MatMulActs(dst, w, &a)
+			restore()
+			for r := range w.Rows {
+				ref, mag := exactRef(p, w, &a, 0, r, true)
+				if got := float64(dst[r]); math.Abs(got-ref) > bound(quant.Q4_0, cols)*0x1p-23*mag {
+					t.Errorf("tier %s %d cols row %d: got %g want %g", name, cols, r, got, ref)
+				}
+			}
+		}
+	}
+}
