@@ -16,8 +16,8 @@ import (
 // one activation row like the Q8_0 and Q6_K kernels. Their AVX-512 tier
 // unpacks nibbles with GF2P8AFFINEQB (one instruction for a low or high
 // half of any byte) and moves Q4_0's codes into place with VPERMB, so it
-// needs GFNI and VBMI besides VNNI; where either is missing, pick falls
-// back to the AVX2 kernels. The F16 (F16C) and BF16 kernels are
+// needs GFNI, and for Q4_0 VBMI, besides VNNI; where they are missing,
+// pick falls back to the AVX2 kernels. The F16 (F16C) and BF16 kernels are
 // bandwidth-bound FMA loops, for which 256-bit vectors suffice; F32's
 // keeps the generic kernel's order (see f32AVX2).
 
@@ -45,8 +45,10 @@ func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
-	if cpu.X86.HasAVX512VBMI && cpu.X86.HasAVX512GFNI {
-		kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+	if cpu.X86.HasAVX512GFNI {
+		if cpu.X86.HasAVX512VBMI {
+			kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+		}
 		kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
 	}
 	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
