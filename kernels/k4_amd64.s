@@ -194,7 +194,9 @@ GLOBL k4spr<>(SB), RODATA|NOPTR, $128
 // no load passes the step's 72 bytes; their four fp16 scales are
 // gathered, converted and multiplied by d at once, then spread over eight
 // lanes each. A last pair and a lone block follow, with loads masked to
-// their bytes.
+// their bytes. The weights are prefetched 2 KiB ahead: from memory the
+// loop otherwise waited on them (2048×151936: 12.9 against 15.0 GB/s on
+// one thread, 22.8 against 27.8 on two, best of four on a busy machine).
 //
 // Every lane is exact before it is scaled, so rounding grows with
 // Σ|(c−8)·q·d| only. Lanes that start from the block's −8·Σq instead (the
@@ -221,6 +223,7 @@ TEXT ·q40AVX512(SB), NOSPLIT, $0-36
 	SUBQ      $4, CX
 	JCS       q40v_tail
 q40v_quad:
+	PREFETCHT0  2048(SI)
 	VMOVDQU64   (SI), Z2
 	VMOVDQU64   8(SI), Z7
 	VMOVDQA64   Z28, Z6
