@@ -172,9 +172,8 @@ DATA k4spr<>+112(SB)/8, $0x0000000300000003
 DATA k4spr<>+120(SB)/8, $0x0000000300000003
 GLOBL k4spr<>(SB), RODATA|NOPTR, $128
 
-// Q4_0 block pair whose 36 bytes raw holds (where, perm accounts for)
-// against the 64 activations at aoff(DI), added to acc with the scale
-// lanes sc. Each int32 lane gets Σ c·q and 8·Σq over the same four
+// Q4_0 block pair in raw (at the byte offset perm accounts for) against
+// the 64 activations at aoff(DI), added to acc with the scale lanes sc. Each int32 lane gets Σ c·q and 8·Σq over the same four
 // elements, so after the subtraction it holds their exact Σ(c−8)·q.
 #define Q40PAIR(raw, aoff, perm, sc, acc) \
 	VPERMB         raw, perm, Z3 \
@@ -243,6 +242,7 @@ q40v_tail:
 	ADDQ $4, CX
 	CMPQ CX, $2
 	JLT  q40v_one
+	// A pair: two scales and two d values (lanes 2 and 3 go unused).
 	VMOVDQU8.Z (SI), K1, Z2
 	VPERMW     Z2, Z28, Z6
 	VCVTPH2PS  X6, X6
