@@ -6,19 +6,26 @@ import (
 	"encoding/binary"
 	"math"
 
+	"golang.org/x/sys/cpu"
+
 	"trit/half"
 	"trit/quant"
 )
 
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
-// one activation row like the Q8_0 and Q6_K kernels. Neither format's
-// scales fit VPDPBUSD better than VPMADDUBSW+VPMADDWD, so the AVX2 kernels
-// serve the AVX-512 tier too (pick falls back to them). The F16 (F16C) and
-// BF16 kernels are bandwidth-bound FMA loops, for which 256-bit vectors
-// suffice; F32's keeps the generic kernel's order (see f32AVX2).
+// one activation row like the Q8_0 and Q6_K kernels. Their AVX-512 tier
+// unpacks nibbles with GF2P8AFFINEQB (one instruction for a low or high
+// half of any byte) and moves Q4_0's codes into place with VPERMB, so it
+// needs GFNI, and for Q4_0 VBMI, besides VNNI; where they are missing,
+// pick falls back to the AVX2 kernels. The F16 (F16C) and BF16 kernels are
+// bandwidth-bound FMA loops, for which 256-bit vectors suffice; F32's
+// keeps the generic kernel's order (see f32AVX2).
 
 //go:noescape
 func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
+
+//go:noescape
+func q40AVX512(w *byte, nb int, q *int8, d *float32) float32
 
 //go:noescape
 func f32AVX2(w *byte, x *float32, n int, s *[4]float32)
@@ -32,9 +39,18 @@ func bf16AVX2(w *byte, x *float32, n int) float32
 //go:noescape
 func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 
+//go:noescape
+func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
+
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
+	if cpu.X86.HasAVX512GFNI {
+		if cpu.X86.HasAVX512VBMI {
+			kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+		}
+		kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
+	}
 	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
 	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
 	kernelTable[quant.BF16].dot[tierAVX2] = dotBF16AVX2
@@ -45,9 +61,19 @@ func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
 	return q40AVX2(&w[0], len(w)/18, q, d)
 }
 
+func dotQ4_0AVX512(w []byte, a *Acts, i int) float32 {
+	q, d := natRow(a, actQ8_0, i)
+	return q40AVX512(&w[0], len(w)/18, q, d)
+}
+
 func dotQ4_KAVX2(w []byte, a *Acts, i int) float32 {
 	q, d := natRow(a, actQ8_K, i)
 	return q4kAVX2(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
+}
+
+func dotQ4_KAVX512(w []byte, a *Acts, i int) float32 {
+	q, d := natRow(a, actQ8_K, i)
+	return q4kAVX512(&w[0], len(w)/144, q, d, &a.q8[actQ8_K].s[i*a.cols/qk])
 }
 
 // floatDot runs the F16 or BF16 kernel k over the whole multiples of 8 of row i and adds
