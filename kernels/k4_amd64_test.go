@@ -53,7 +53,7 @@ func TestQ4Tails(t *testing.T) {
 				restore()
 				for i := range 2 {
 					for r := range w.Rows {
-						ref, mag := exactRef(p, w, &a, i, r, true)
+						ref, mag := exactRef(p, w, &a, i, r)
 						if got := float64(dst[i*w.Rows+r]); math.Abs(got-ref) > bound(f, cols)*0x1p-23*mag {
 							t.Errorf("%s tier %s %d blocks [%d,%d]: got %g want %g", f, name, nb, i, r, got, ref)
 						}
@@ -91,7 +91,7 @@ func TestQ4_0Cancel(t *testing.T) {
 			p.MatMulActs(dst, w, &a)
 			restore()
 			for r := range w.Rows {
-				ref, mag := exactRef(p, w, &a, 0, r, true)
+				ref, mag := exactRef(p, w, &a, 0, r)
 				if got := float64(dst[r]); math.Abs(got-ref) > bound(quant.Q4_0, cols)*0x1p-23*mag {
 					t.Errorf("tier %s %d cols row %d: got %g want %g", name, cols, r, got, ref)
 				}
