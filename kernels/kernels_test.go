@@ -88,6 +88,17 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 		ref += float64(v) * xh[j]
 		mag += math.Abs(float64(v) * xh[j])
 	}
+	if w.Format == quant.PTQ1_0 {
+		// The AVX-512 kernel sums the codes t = w/d + 1 and adds each
+		// block's −Σq correction in a lane of its own, so the lanes cancel
+		// in float: the code sum and the correction bound its error.
+		mag = 0
+		row := w.row(r)
+		for j, v := range buf {
+			d := fp16(row[j/128*28+26:])
+			mag += (math.Abs(float64(v)) + 2*math.Abs(float64(d))) * math.Abs(xh[j])
+		}
+	}
 	if w.Format == quant.Q4_K {
 		// The kernel computes d·sc·Σq·x̂ and dmin·m·Σx̂ separately; their
 		// magnitudes bound its error, not that of the difference.
