@@ -1,5 +1,5 @@
 // Constants shared by the assembly kernels; each .s file includes its own
-// static copy. Byte masks of 3 and 2, int16 and int8 ones, per-qword shift
+// static copy. Byte masks of 3 and 2, int16 ones, per-qword shift
 // counts that unpack Q2_0 codes (qword i of a broadcast holds code i of each
 // byte after the shift), the VPERMQ index that spreads two 8-byte groups
 // over the halves of a ZMM, the Q1_0 bit-expansion tables, the trit
@@ -85,16 +85,6 @@ DATA c170<>+48(SB)/8, $0xaaaaaaaaaaaaaaaa
 DATA c170<>+56(SB)/8, $0xaaaaaaaaaaaaaaaa
 GLOBL c170<>(SB), RODATA|NOPTR, $64
 
-DATA ones8<>+0(SB)/8, $0x0101010101010101
-DATA ones8<>+8(SB)/8, $0x0101010101010101
-DATA ones8<>+16(SB)/8, $0x0101010101010101
-DATA ones8<>+24(SB)/8, $0x0101010101010101
-DATA ones8<>+32(SB)/8, $0x0101010101010101
-DATA ones8<>+40(SB)/8, $0x0101010101010101
-DATA ones8<>+48(SB)/8, $0x0101010101010101
-DATA ones8<>+56(SB)/8, $0x0101010101010101
-GLOBL ones8<>(SB), RODATA|NOPTR, $64
-
 DATA x80<>+0(SB)/8, $0x8080808080808080
 DATA x80<>+8(SB)/8, $0x8080808080808080
 DATA x80<>+16(SB)/8, $0x8080808080808080
@@ -124,3 +114,12 @@ DATA mask5d<>+8(SB)/8, $0xffffffffffffffff
 DATA mask5d<>+16(SB)/8, $0x00000000ffffffff
 DATA mask5d<>+24(SB)/8, $0x0000000000000000
 GLOBL mask5d<>(SB), RODATA|NOPTR, $32
+
+// Horizontal sum of Y0 into X0.
+#define HSUM \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVHLPS X0, X1, X1 \
+	VADDPS  X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS  X1, X0, X0

@@ -25,15 +25,6 @@
 	ADDQ $64, R8 \
 	ADDQ $64, R9
 
-// Horizontal sum of Y0 into X0.
-#define HSUM \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVHLPS X0, X1, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVSHDUP X0, X1 \
-	VADDSS  X1, X0, X0
-
 // func q2AVX2(w *byte, nb, kb int, q *int8, sz *int32, ds *float32) float32
 TEXT ·q2AVX2(SB), NOSPLIT, $0-52
 	MOVQ w+0(FP), SI

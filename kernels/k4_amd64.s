@@ -53,15 +53,6 @@ DATA k4shuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA k4shuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL k4shuf<>(SB), RODATA|NOPTR, $256
 
-// Horizontal sum of Y0 into X0.
-#define K4HSUM \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVHLPS X0, X1, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVSHDUP X0, X1 \
-	VADDSS  X1, X0, X0
-
 // func q40AVX2(w *byte, nb int, q *int8, d *float32) float32
 //
 // Codes c−8 ∈ [−8, 7] become |c−8| and the activations take their sign, as
@@ -101,7 +92,7 @@ q40_block:
 	DECQ CX
 	JNZ  q40_block
 q40_done:
-	K4HSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET
@@ -274,7 +265,7 @@ q40v_one:
 	VMULPS.BCST    (R9), Y6, Y6
 	VFMADD231PS    Y6, Y4, Y0
 q40v_done:
-	K4HSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET
@@ -379,7 +370,7 @@ q4k_block:
 	DECQ CX
 	JNZ  q4k_block
 q4k_done:
-	K4HSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
@@ -462,7 +453,7 @@ q4kv_block:
 	JNZ  q4kv_block
 q4kv_done:
 	VADDPS Y11, Y0, Y0
-	K4HSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+40(FP)
 	RET
@@ -510,7 +501,7 @@ done: \
 	VADDPS Y1, Y0, Y0 \
 	VADDPS Y3, Y2, Y2 \
 	VADDPS Y2, Y0, Y0 \
-	K4HSUM \
+	HSUM \
 	VZEROUPPER \
 	MOVSS X0, ret+24(FP) \
 	RET

@@ -43,15 +43,6 @@ DATA scshuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
 DATA scshuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
 GLOBL scshuf<>(SB), RODATA|NOPTR, $128
 
-// Horizontal sum of Y0 into X0.
-#define KQHSUM \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVHLPS X0, X1, X1 \
-	VADDPS  X1, X0, X0 \
-	VMOVSHDUP X0, X1 \
-	VADDSS  X1, X0, X0
-
 // Q8_0 block prologue: |w| in Y3 and the activations, with the sign of w
 // moved onto them, in Y4 (activations are never −128, so no overflow).
 #define Q8LOAD \
@@ -90,7 +81,7 @@ q8a_block:
 	DECQ CX
 	JNZ  q8a_block
 q8a_done:
-	KQHSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET
@@ -112,7 +103,7 @@ q8v_block:
 	DECQ CX
 	JNZ  q8v_block
 q8v_done:
-	KQHSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET
@@ -200,7 +191,7 @@ q6a_half:
 	DECQ CX
 	JNZ  q6a_block
 q6a_done:
-	KQHSUM
+	HSUM
 	VZEROUPPER
 	MOVSS X0, ret+32(FP)
 	RET

@@ -87,19 +87,10 @@
 	VEXTRACTF64X4 $1, Z0, Y1 \
 	VADDPS        Y1, Y0, Y0
 
-// YSUM sums the eight lanes of Y0 into X0.
-#define YSUM \
-	VEXTRACTF128 $1, Y0, X1 \
-	VADDPS       X1, X0, X0 \
-	VMOVHLPS     X0, X1, X1 \
-	VADDPS       X1, X0, X0 \
-	VMOVSHDUP    X0, X1 \
-	VADDSS       X1, X0, X0
-
 // YSTORE stores the sum of the eight lanes of Y0 at (R12), the next row's
 // product, and advances R12.
 #define YSTORE \
-	YSUM \
+	HSUM \
 	MOVSS X0, (R12) \
 	ADDQ  $4, R12
 
@@ -110,11 +101,11 @@
 // short, jumping streams and were slower from memory.
 #define PAIRSTORE \
 	ZHALVE \
-	YSUM \
+	HSUM \
 	MOVSS   X0, (R12) \
 	VMOVAPS Z10, Z0 \
 	ZHALVE \
-	YSUM \
+	HSUM \
 	MOVSS   X0, (R12)(R13*1) \
 	ADDQ    $4, R12
 
