@@ -9,12 +9,15 @@ import (
 )
 
 // detectTier picks the best tier the CPU runs. Both SIMD tiers convert the
-// fp16 weight scales with F16C and accumulate with FMA.
+// fp16 weight scales with F16C and accumulate with FMA. The AVX-512 kernels
+// also move bytes with VBMI's permutes and unpack codes with GFNI's
+// GF2P8AFFINEQB: every CPU with VNNI has both except Cascade Lake, which
+// gets the AVX2 tier.
 func detectTier() int {
 	x := cpu.X86
 	base := x.HasAVX2 && x.HasFMA && x.HasF16C
 	switch {
-	case base && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI:
+	case base && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI && x.HasAVX512VBMI && x.HasAVX512GFNI:
 		return tierAVX512
 	case base:
 		return tierAVX2

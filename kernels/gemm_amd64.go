@@ -3,8 +3,6 @@
 package kernels
 
 import (
-	"golang.org/x/sys/cpu"
-
 	"trit/quant"
 )
 
@@ -12,7 +10,7 @@ func init() {
 	for f := range gemmFormats {
 		kernelTable[f].gemm[tierAVX512] = gemmAVX512
 	}
-	if hwTier < tierAVX512 || !cpu.X86.HasAVX512VBMI {
+	if hwTier < tierAVX512 {
 		return
 	}
 	for f, fn := range map[*quant.Format]gemmUnpacker{
@@ -29,7 +27,7 @@ func init() {
 //go:noescape
 func gemmAVX512(c *gemmCall)
 
-// The unpackers (VBMI for VPMULTISHIFTQB) take nb blocks of 16 rows rb
+// The unpackers (VPMULTISHIFTQB: VBMI) take nb blocks of 16 rows rb
 // bytes apart, from src on (see gemmUnpacker).
 
 //go:noescape

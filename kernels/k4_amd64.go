@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"math"
 
-	"golang.org/x/sys/cpu"
-
 	"trit/half"
 	"trit/quant"
 )
@@ -15,9 +13,8 @@ import (
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
 // one activation row like the Q8_0 and Q6_K kernels. Their AVX-512 tier
 // unpacks nibbles with GF2P8AFFINEQB (one instruction for a low or high
-// half of any byte) and moves Q4_0's codes into place with VPERMB, so it
-// needs GFNI, and for Q4_0 VBMI, besides VNNI; where they are missing,
-// pick falls back to the AVX2 kernels. The F16 (F16C) and BF16 kernels are
+// half of any byte) and moves Q4_0's codes into place with VPERMB (the
+// AVX-512 tier has both, see detectTier). The F16 (F16C) and BF16 kernels are
 // bandwidth-bound FMA loops, for which 256-bit vectors suffice; F32's
 // keeps the generic kernel's order (see f32AVX2).
 
@@ -45,12 +42,8 @@ func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
 func init() {
 	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
 	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
-	if cpu.X86.HasAVX512GFNI {
-		if cpu.X86.HasAVX512VBMI {
-			kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
-		}
-		kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
-	}
+	kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
+	kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
 	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
 	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
 	kernelTable[quant.BF16].dot[tierAVX2] = dotBF16AVX2
