@@ -11,12 +11,9 @@
 // started from 256× the correction), or PTQ1_0 in three such pairs, one
 // per level group; each pair is converted once as 3·Z1 − Z2 (one VPMULLD
 // by Z16 = 3 and a subtraction: measured faster than two adds and a
-// subtraction) and added, times its scales, into Z0; the result is Z0/256
-// (exact).
-//
-// The loops run two units at a time with their instructions interleaved
-// (the second in Z17 and up), so that the VPDPBUSD chains of two units
-// overlap without relying on the out-of-order window.
+// subtraction, also with two rows) and added, times its scales, into Z0;
+// the result is Z0/256 (exact). The second row of a pair works the same
+// way in Z17 and up, into Z28.
 
 // HSUM256 sums the lanes of Z0 into X0, times 1/256 (clobbers Z1).
 #define HSUM256 \
