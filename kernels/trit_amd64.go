@@ -4,15 +4,15 @@ package kernels
 
 // The AVX-512 trit kernels (trit_amd64.s) take nr packed rows of nb blocks
 // (rb bytes) each from w on and store their products into dst[0:nr].
-// tq1pAVX512 reads TQ1_0's slot layout, ptq1pAVX512 PTQ1_0's pair layout
-// with perm, ptq1Perm. The single-row products are the same kernels with
+// tq1pAVX512 reads TQ1_0's slot layout, ptq1pAVX512 PTQ1_0's pair layout.
+// The single-row products are the same kernels with
 // nr = 1, so a row's product is the same whichever way it is computed.
 
 //go:noescape
 func tq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, dst *float32)
 
 //go:noescape
-func ptq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, perm *[3][pairLanes]int32, dst *float32)
+func ptq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, dst *float32)
 
 func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 	var out float32
@@ -49,5 +49,5 @@ func rowsPTQ1_0AVX512(dst []float32, w *Matrix, a *Acts, lo, hi int) {
 func ptq1Rows(dst *float32, w []byte, rb, nr int, a *Acts, i int) {
 	t := &a.trit[0]
 	pair := i * t.pstride / pairSlots
-	ptq1pAVX512(&w[0], rb, nr, rb/28, &t.pq[i*t.pstride], &t.pc[pair*pairLanes], &t.pds[pair*pairScales], &ptq1Perm, dst)
+	ptq1pAVX512(&w[0], rb, nr, rb/28, &t.pq[i*t.pstride], &t.pc[pair*pairLanes], &t.pds[pair*pairScales], dst)
 }

@@ -67,12 +67,13 @@ GLOBL inv256<>(SB), RODATA|NOPTR, $4
 	MOVSS   X0, (R12)(R13*1) \
 	ADDQ    $4, R12
 
-// ptq1dperm: VPERMW indexes that put the fp16 scales of a pair of PTQ1_0
-// blocks (words 13 and 27) in words 0–3 and 4–7.
+// ptq1dperm: VPERMW indexes that put the fp16 scale of each lane's block
+// of a pair of PTQ1_0 blocks (word 13 or 27) in word l of lane l: words
+// 0–6 and 14 from block 0, 7–13 and 15 from block 1.
 DATA ptq1dperm<>+0(SB)/8, $0x000d000d000d000d
-DATA ptq1dperm<>+8(SB)/8, $0x001b001b001b001b
-DATA ptq1dperm<>+16(SB)/8, $0
-DATA ptq1dperm<>+24(SB)/8, $0
+DATA ptq1dperm<>+8(SB)/8, $0x001b000d000d000d
+DATA ptq1dperm<>+16(SB)/8, $0x001b001b001b001b
+DATA ptq1dperm<>+24(SB)/8, $0x001b000d001b001b
 DATA ptq1dperm<>+32(SB)/8, $0
 DATA ptq1dperm<>+40(SB)/8, $0
 DATA ptq1dperm<>+48(SB)/8, $0
@@ -81,14 +82,12 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 
 // The PTQ1_0 kernel takes a pair of blocks as one unit, in the pair layout
 // of trit.go. PLOAD loads the 56 bytes of a pair at (base) into W (K: an
-// odd last block) and puts the products of the weight scales and the
-// pair's eight activation scales at (R9) in lanes 0–7 of S (SX, SY: its
-// XMM and YMM).
-#define PLOAD(base, K, W, S, SX, SY) \
+// odd last block) and the weight scale of each lane's block into S (SY:
+// its YMM).
+#define PLOAD(base, K, W, S, SY) \
 	VMOVDQU8.Z (base), K, W \
 	VPERMW W, Z15, S \
-	VCVTPH2PS SX, SY \
-	VMULPS (R9), SY, SY
+	VCVTPH2PS SY, S
 
 // PSTART starts the sums of the three level groups: A0–A2 (the p_n terms)
 // at zero, B0 (the p_(n+1) terms of group 0) at the corrections at (R8),
@@ -117,10 +116,9 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	LEVEL(Z4, Z5, A, B) \
 	LEVEL(Z20, Z21, A2, B2)
 
-// PEND forms 3·A − B of each level group and adds it into ACC times the
-// group's lane scales, picked from S by the permutations in Z12–Z14
-// (T: scratch).
-#define PEND(S, ACC, T, A0, B0, A1, B1, A2, B2) \
+// PEND forms 3·A − B of each level group, sums them times the groups'
+// lane scales at (R9) and adds that into ACC times the weight scales S.
+#define PEND(S, ACC, A0, B0, A1, B1, A2, B2) \
 	VPMULLD Z16, A0, A0 \
 	VPMULLD Z16, A1, A1 \
 	VPMULLD Z16, A2, A2 \
@@ -130,17 +128,15 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	VCVTDQ2PS A0, A0 \
 	VCVTDQ2PS A1, A1 \
 	VCVTDQ2PS A2, A2 \
-	VPERMPS S, Z12, T \
-	VFMADD231PS T, A0, ACC \
-	VPERMPS S, Z13, T \
-	VFMADD231PS T, A1, ACC \
-	VPERMPS S, Z14, T \
-	VFMADD231PS T, A2, ACC
+	VMULPS (R9), A0, A0 \
+	VFMADD231PS 64(R9), A1, A0 \
+	VFMADD231PS 128(R9), A2, A0 \
+	VFMADD231PS S, A0, ACC
 
 // PPAIR adds one unit of the pair of rows at SI and DX into Z0 and Z28.
 #define PPAIR(K) \
-	PLOAD(SI, K, Z4, Z3, X3, Y3) \
-	PLOAD(DX, K, Z20, Z19, X19, Y19) \
+	PLOAD(SI, K, Z4, Z3, Y3) \
+	PLOAD(DX, K, Z20, Z19, Y19) \
 	PSTART(Z1, Z2, Z6, Z7, Z8, Z9) \
 	PSTART(Z17, Z18, Z22, Z23, Z24, Z25) \
 	LEVEL2(0, Z1, Z2, Z17, Z18) \
@@ -148,12 +144,12 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	LEVEL2(128, Z6, Z7, Z22, Z23) \
 	LEVEL2(192, Z6, Z7, Z22, Z23) \
 	LEVEL2(256, Z8, Z9, Z24, Z25) \
-	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9) \
-	PEND(Z19, Z28, Z27, Z17, Z18, Z22, Z23, Z24, Z25)
+	PEND(Z3, Z0, Z1, Z2, Z6, Z7, Z8, Z9) \
+	PEND(Z19, Z28, Z17, Z18, Z22, Z23, Z24, Z25)
 
 // PONE adds one unit of the row at SI into Z0.
 #define PONE(K) \
-	PLOAD(SI, K, Z4, Z3, X3, Y3) \
+	PLOAD(SI, K, Z4, Z3, Y3) \
 	PSTART(Z1, Z2, Z6, Z7, Z8, Z9) \
 	VMOVDQU64 0(DI), Z10 \
 	LEVEL(Z4, Z5, Z1, Z2) \
@@ -165,7 +161,7 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	LEVEL(Z4, Z5, Z6, Z7) \
 	VMOVDQU64 256(DI), Z10 \
 	LEVEL(Z4, Z5, Z8, Z9) \
-	PEND(Z3, Z0, Z11, Z1, Z2, Z6, Z7, Z8, Z9)
+	PEND(Z3, Z0, Z1, Z2, Z6, Z7, Z8, Z9)
 
 // PROWSTART points DI, R8 and R9 at the first pair's activations and CX
 // at the number of whole pairs of blocks (nb/2).
@@ -180,22 +176,18 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 #define PNEXT \
 	ADDQ $320, DI \
 	ADDQ $64, R8 \
-	ADDQ $32, R9
+	ADDQ $192, R9
 
-// func ptq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, perm *[3][16]int32, dst *float32)
+// func ptq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, dst *float32)
 //
 // PTQ1_0, rows of nb blocks. Each int32 lane holds bytes 4j..4j+3 of one
 // block, whose levels fall in up to three activation blocks: levels 0–1,
 // 2–3 and 4 (the level groups of trit.go) keep separate sums, each with
-// its lanes' scales (ds, eight per pair, permuted by perm) and group 0
-// with the corrections (c, a vector per pair). An odd last block is a
-// unit with an empty second half (mask K4).
-TEXT ·ptq1pAVX512(SB), NOSPLIT, $0-72
-	TSETUP(64)
-	MOVQ perm+56(FP), DX
-	VMOVDQU32 (DX), Z12
-	VMOVDQU32 64(DX), Z13
-	VMOVDQU32 128(DX), Z14
+// its lanes' scales (ds, three vectors per pair) and group 0 with the
+// corrections (c, a vector per pair). An odd last block is a unit with
+// an empty second half (mask K4).
+TEXT ·ptq1pAVX512(SB), NOSPLIT, $0-64
+	TSETUP(56)
 	MOVQ $0x00ffffffffffffff, DX
 	KMOVQ DX, K3
 	MOVQ $0x0fffffff, DX
