@@ -263,22 +263,23 @@ ptq1p_end:
 	RET
 
 // TQ1_0's slot layout has one Q8_K scale (ds) and one correction (c) per
-// block: the five levels of the whole block share them. TSCALE puts a
-// block's scale d·ds, converted and multiplied as a scalar (cheaper than
-// a whole ZMM of it), in the stack slot at soff(SP), from which the FMA of
-// TEND broadcasts it; it clobbers X (the low part of Z).
-#define TSCALE(base, X, soff) \
-	VPBROADCASTW 52(base), X \
+// block: the five levels of the whole block share them. TSCALE puts the
+// scale d·ds of block k (its weights at base + 54k), converted and
+// multiplied as a scalar (cheaper than a whole ZMM of it), in the stack
+// slot at soff(SP), from which the FMA of TEND broadcasts it; it clobbers
+// X (the low part of Z).
+#define TSCALE(k, base, X, soff) \
+	VPBROADCASTW 54*k+52(base), X \
 	VCVTPH2PS X, X \
-	VMULSS (R9), X, X \
+	VMULSS 4*k(R9), X, X \
 	VMOVSS X, soff(SP)
 
-// TSTART loads the 52 code bytes at (base) into W and starts the sums:
-// A (the p_n terms) at zero, B (BX: its XMM) at the correction at (R8).
-#define TSTART(base, W, A, BX) \
-	VMOVDQU8.Z (base), K3, W \
+// TSTART loads the 52 code bytes of block k into W and starts the sums:
+// A (the p_n terms) at zero, B (BX: its XMM) at the block's correction.
+#define TSTART(k, base, W, A, BX) \
+	VMOVDQU8.Z 54*k(base), K3, W \
 	VPXORD A, A, A \
-	VMOVD (R8), BX
+	VMOVD 4*k(R8), BX
 
 // TEND adds (3·A − B)·scale into ACC (T: scratch).
 #define TEND(soff, A, B, T, ACC) \
@@ -301,10 +302,30 @@ ptq1p_end:
 	ADDQ $4, R8 \
 	ADDQ $4, R9
 
+// QLEVEL adds one level of two blocks of a pair of rows: block 0 as
+// LEVEL2 does, block 1 (activations 320 bytes on) with weights in Z6 and
+// Z22 into Z8, Z9 and Z24, Z25.
+#define QLEVEL(qoff) \
+	VMOVDQU64 qoff(DI), Z10 \
+	VMOVDQU64 qoff+320(DI), Z11 \
+	LEVEL(Z4, Z5, Z1, Z2) \
+	LEVEL(Z20, Z21, Z17, Z18) \
+	VPDPBUSD Z11, Z6, Z8 \
+	VPADDB Z6, Z6, Z7 \
+	VPADDB Z7, Z6, Z6 \
+	VPDPBUSD Z11, Z6, Z9 \
+	VPDPBUSD Z11, Z22, Z24 \
+	VPADDB Z22, Z22, Z23 \
+	VPADDB Z23, Z22, Z22 \
+	VPDPBUSD Z11, Z22, Z25
+
 // func tq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, dst *float32)
 //
-// TQ1_0, rows of nb blocks (nb ≥ 1).
-TEXT ·tq1pAVX512(SB), NOSPLIT, $8-64
+// TQ1_0, rows of nb blocks (nb ≥ 1). The loop over a pair of rows takes
+// two blocks of each at a time (measured 5–8 % faster than one: more
+// independent work in flight), then a last odd block; a lone row takes
+// one block at a time.
+TEXT ·tq1pAVX512(SB), NOSPLIT, $16-64
 	TSETUP(56)
 	MOVQ  $0x000fffffffffffff, DX
 	KMOVQ DX, K3
@@ -319,27 +340,64 @@ tq1p_row:
 	TROWSTART
 	VPXORD Z0, Z0, Z0
 	VPXORD Z28, Z28, Z28
+	SUBQ   $2, CX
+	JLT    tq1p_last
+
+tq1p_quad:
+	PREFETCHT0 TPFDIST(SI)
+	PREFETCHT0 TPFDIST(DX)
+	PREFETCHT0 TPFDIST+64(SI)
+	PREFETCHT0 TPFDIST+64(DX)
+	TSCALE(0, SI, X3, s-16)
+	TSCALE(0, DX, X19, s-12)
+	TSCALE(1, SI, X12, s-8)
+	TSCALE(1, DX, X13, s-4)
+	TSTART(0, SI, Z4, Z1, X2)
+	TSTART(0, DX, Z20, Z17, X18)
+	TSTART(1, SI, Z6, Z8, X9)
+	TSTART(1, DX, Z22, Z24, X25)
+	QLEVEL(0)
+	QLEVEL(64)
+	QLEVEL(128)
+	QLEVEL(192)
+	QLEVEL(256)
+	TEND(s-16, Z1, Z2, Z14, Z0)
+	TEND(s-12, Z17, Z18, Z15, Z28)
+	TEND(s-8, Z8, Z9, Z14, Z0)
+	TEND(s-4, Z24, Z25, Z15, Z28)
+	ADDQ $108, SI
+	ADDQ $108, DX
+	ADDQ $640, DI
+	ADDQ $8, R8
+	ADDQ $8, R9
+	SUBQ $2, CX
+	JGE  tq1p_quad
+
+tq1p_last:
+	ADDQ $2, CX
+	JZ   tq1p_store
 
 tq1p_pair:
 	PREFETCHT0 TPFDIST(SI)
 	PREFETCHT0 TPFDIST(DX)
-	TSCALE(SI, X3, s-8)
-	TSCALE(DX, X19, s-4)
-	TSTART(SI, Z4, Z1, X2)
-	TSTART(DX, Z20, Z17, X18)
+	TSCALE(0, SI, X3, s-16)
+	TSCALE(0, DX, X19, s-12)
+	TSTART(0, SI, Z4, Z1, X2)
+	TSTART(0, DX, Z20, Z17, X18)
 	LEVEL2(0, Z1, Z2, Z17, Z18)
 	LEVEL2(64, Z1, Z2, Z17, Z18)
 	LEVEL2(128, Z1, Z2, Z17, Z18)
 	LEVEL2(192, Z1, Z2, Z17, Z18)
 	LEVEL2(256, Z1, Z2, Z17, Z18)
-	TEND(s-8, Z1, Z2, Z6, Z0)
-	TEND(s-4, Z17, Z18, Z22, Z28)
+	TEND(s-16, Z1, Z2, Z6, Z0)
+	TEND(s-12, Z17, Z18, Z22, Z28)
 	ADDQ $54, SI
 	ADDQ $54, DX
 	TNEXT
 	DECQ CX
 	JNZ  tq1p_pair
 
+tq1p_store:
 	TPAIRSTORE
 	ADDQ AX, R11
 	DECQ R10
@@ -356,8 +414,8 @@ tq1p_odd:
 
 tq1p_one:
 	PREFETCHT0 TPFDIST(SI)
-	TSCALE(SI, X3, s-8)
-	TSTART(SI, Z4, Z1, X2)
+	TSCALE(0, SI, X3, s-16)
+	TSTART(0, SI, Z4, Z1, X2)
 	VMOVDQU64 0(DI), Z10
 	LEVEL(Z4, Z5, Z1, Z2)
 	VMOVDQU64 64(DI), Z10
@@ -368,7 +426,7 @@ tq1p_one:
 	LEVEL(Z4, Z5, Z1, Z2)
 	VMOVDQU64 256(DI), Z10
 	LEVEL(Z4, Z5, Z1, Z2)
-	TEND(s-8, Z1, Z2, Z6, Z0)
+	TEND(s-16, Z1, Z2, Z6, Z0)
 	ADDQ $54, SI
 	TNEXT
 	DECQ CX
