@@ -69,8 +69,8 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // 256·Σq. The kernel sums the levels of each group of ptq1LevelGroups per
 // lane, where a lane's levels share an activation block, and multiplies
 // each group's sums by the group's lane scales, the scales of the lanes'
-// blocks (ptq1Perm); both rows of a pair share these vectors, which
-// replaced three permutations per row of the eight scales. The
+// blocks (ptq1Perm): read from memory by both rows of a pair, they cost
+// fewer instructions than permuting the eight scales in every row. The
 // corrections start the sums of group 0, in a lane of the block's, or in
 // lane 14+h, whose codes add nothing.
 const (

@@ -5,8 +5,8 @@ package kernels
 // The AVX-512 trit kernels (trit_amd64.s) take nr packed rows of nb blocks
 // (rb bytes) each from w on and store their products into dst[0:nr].
 // tq1pAVX512 reads TQ1_0's slot layout, ptq1pAVX512 PTQ1_0's pair layout.
-// The single-row products are the same kernels with
-// nr = 1, so a row's product is the same whichever way it is computed.
+// The single-row products are the same kernels with nr = 1, so a row's
+// product is the same whichever way it is computed.
 
 //go:noescape
 func tq1pAVX512(w *byte, rb, nr, nb int, q *int8, c *int32, ds *float32, dst *float32)
