@@ -116,63 +116,84 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	LEVEL(Z4, Z5, A, B) \
 	LEVEL(Z20, Z21, A2, B2)
 
-// PENDK forms 3·A − B of each level group of unit k (3 broadcast from
-// memory: the four-unit loop needs every register), sums them times the
-// groups' lane scales at 192k(R9) and adds that into ACC times the weight
-// scales S (a register or memory).
-#define PENDK(k, S, ACC, A0, B0, A1, B1, A2, B2) \
-	VPMULLD.BCST three<>(SB), A0, A0 \
-	VPMULLD.BCST three<>(SB), A1, A1 \
-	VPMULLD.BCST three<>(SB), A2, A2 \
+// PEND forms 3·A − B of each level group, sums them times the groups'
+// lane scales at (R9) and adds that into ACC times the weight scales S.
+#define PEND(S, ACC, A0, B0, A1, B1, A2, B2) \
+	VPMULLD Z16, A0, A0 \
+	VPMULLD Z16, A1, A1 \
+	VPMULLD Z16, A2, A2 \
 	VPSUBD B0, A0, A0 \
 	VPSUBD B1, A1, A1 \
 	VPSUBD B2, A2, A2 \
 	VCVTDQ2PS A0, A0 \
 	VCVTDQ2PS A1, A1 \
 	VCVTDQ2PS A2, A2 \
-	VMULPS 192*k(R9), A0, A0 \
-	VFMADD231PS 192*k+64(R9), A1, A0 \
-	VFMADD231PS 192*k+128(R9), A2, A0 \
+	VMULPS (R9), A0, A0 \
+	VFMADD231PS 64(R9), A1, A0 \
+	VFMADD231PS 128(R9), A2, A0 \
 	VFMADD231PS S, A0, ACC
 
-// PEND is PENDK for the unit at R9.
-#define PEND(S, ACC, A0, B0, A1, B1, A2, B2) PENDK(0, S, ACC, A0, B0, A1, B1, A2, B2)
-
-DATA three<>+0(SB)/4, $3
-GLOBL three<>(SB), RODATA|NOPTR, $4
-
 // The loop over a pair of rows takes two units of each at a time, four
-// units in all, in every vector register. QLOAD loads the weights of unit
-// k of the row at base into W and stores their lane scales at soff(SP).
-#define QLOAD(k, base, W, soff) \
+// units in all. To fit them in the registers, a unit takes its level
+// groups one after the other: group 0 sums in Y (the p_n terms) and C,
+// and becomes the unit's float sum in Y; groups 1 and 2 sum in C and D,
+// reused, and are added into Y in the order PEND adds them. The units
+// (row at SI or DX, unit 0 or 1) keep Y, C, D, the weights W and their
+// scales S in Z1–Z4 and Z6 (SI, 0), Z17–Z20 and Z7 (DX, 0), Z9–Z11, Z8
+// and Z21 (SI, 1) and Z24, Z26, Z27, Z25 and Z22 (DX, 1). QLOAD loads
+// the weights of unit k of the row at base into W and their lane scales
+// into S (SY: its YMM).
+#define QLOAD(k, base, W, S, SY) \
 	VMOVDQU8.Z 56*k(base), K3, W \
-	VPERMW W, Z15, Z16 \
-	VCVTPH2PS Y16, Z16 \
-	VMOVUPS Z16, soff(SP)
+	VPERMW W, Z15, S \
+	VCVTPH2PS SY, S
 
-// QSTART is PSTART for unit k.
-#define QSTART(k, A0, B0, A1, B1, A2, B2) \
-	VPXORD A0, A0, A0 \
-	VPXORD A1, A1, A1 \
-	VPXORD A2, A2, A2 \
-	VPXORD B1, B1, B1 \
-	VPXORD B2, B2, B2 \
-	VMOVDQU32 64*k(R8), B0
+// RLEVEL is LEVEL with the activations in Q.
+#define RLEVEL(Q, W, A, B) \
+	VPDPBUSD Q, W, A \
+	VPADDB W, W, Z5 \
+	VPADDB Z5, W, W \
+	VPDPBUSD Q, W, B
 
-// MLEVEL is LEVEL with the activations at qoff(DI).
-#define MLEVEL(qoff, W, A, B) \
-	VPDPBUSD qoff(DI), W, A \
-	VPADDB W, W, Z16 \
-	VPADDB Z16, W, W \
-	VPDPBUSD qoff(DI), W, B
+// RLEVEL4 loads the activations of level qoff/64 of both units and adds
+// it into the sums A, B (unit 0, row at SI), C, D (unit 0, DX), E, F
+// (unit 1, SI) and G, H (unit 1, DX).
+#define RLEVEL4(qoff, A, B, C, D, E, F, G, H) \
+	VMOVDQU64 qoff(DI), Z12 \
+	VMOVDQU64 qoff+320(DI), Z13 \
+	RLEVEL(Z12, Z4, A, B) \
+	RLEVEL(Z12, Z20, C, D) \
+	RLEVEL(Z13, Z8, E, F) \
+	RLEVEL(Z13, Z25, G, H)
 
-// PQLEVEL adds level qoff/64 of the four units into A, B (unit 0, row at
-// SI), C, D (unit 0, DX), E, F (unit 1, SI) and G, H (unit 1, DX).
-#define PQLEVEL(qoff, A, B, C, D, E, F, G, H) \
-	MLEVEL(qoff, Z4, A, B) \
-	MLEVEL(qoff, Z20, C, D) \
-	MLEVEL(qoff+320, Z8, E, F) \
-	MLEVEL(qoff+320, Z25, G, H)
+// QFOLD forms 3·X − B, as a float, in X.
+#define QFOLD(X, B) \
+	VPMULLD Z16, X, X \
+	VPSUBD B, X, X \
+	VCVTDQ2PS X, X
+
+// QZERO zeroes C and D of all four units.
+#define QZERO \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z27, Z27, Z27
+
+// QGROUP folds the sums of level group g (in C and D) and adds them times
+// their lane scales into Y.
+#define QGROUP(g) \
+	QFOLD(Z2, Z3) \
+	QFOLD(Z18, Z19) \
+	QFOLD(Z10, Z11) \
+	QFOLD(Z26, Z27) \
+	VFMADD231PS 64*g(R9), Z2, Z1 \
+	VFMADD231PS 64*g(R9), Z18, Z17 \
+	VFMADD231PS 192+64*g(R9), Z10, Z9 \
+	VFMADD231PS 192+64*g(R9), Z26, Z24
 
 // PPAIR adds one unit of the pair of rows at SI and DX into Z0 and Z28.
 #define PPAIR(K) \
@@ -227,15 +248,17 @@ GLOBL three<>(SB), RODATA|NOPTR, $4
 // its lanes' scales (ds, three vectors per pair) and group 0 with the
 // corrections (c, a vector per pair). An odd last block is a unit with
 // an empty second half (mask K4). A pair of rows takes two units of each
-// at a time (measured ≈ 2–4 % faster than one), then one more unit; a
-// lone row takes one unit at a time.
-TEXT ·ptq1pAVX512(SB), NOSPLIT, $256-64
+// at a time (measured ≈ 8 % faster than one), then one more unit; a lone
+// row takes one unit at a time.
+TEXT ·ptq1pAVX512(SB), NOSPLIT, $0-64
 	TSETUP(56)
 	MOVQ $0x00ffffffffffffff, DX
 	KMOVQ DX, K3
 	MOVQ $0x0fffffff, DX
 	KMOVQ DX, K4
 	VMOVDQU64 ptq1dperm<>(SB), Z15
+	MOVL $3, DX
+	VPBROADCASTD DX, Z16
 	TESTQ R10, R10
 	JZ    ptq1p_odd
 
@@ -253,23 +276,39 @@ ptq1p_quad:
 	PREFETCHT0 TPFDIST(DX)
 	PREFETCHT0 TPFDIST+64(SI)
 	PREFETCHT0 TPFDIST+64(DX)
-	QLOAD(0, SI, Z4, s-256)
-	QLOAD(0, DX, Z20, s-192)
-	QLOAD(1, SI, Z8, s-128)
-	QLOAD(1, DX, Z25, s-64)
-	QSTART(0, Z1, Z2, Z3, Z5, Z6, Z7)
-	QSTART(0, Z17, Z18, Z19, Z21, Z22, Z23)
-	QSTART(1, Z9, Z10, Z11, Z12, Z13, Z14)
-	QSTART(1, Z24, Z26, Z27, Z29, Z30, Z31)
-	PQLEVEL(0, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
-	PQLEVEL(64, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
-	PQLEVEL(128, Z3, Z5, Z19, Z21, Z11, Z12, Z27, Z29)
-	PQLEVEL(192, Z3, Z5, Z19, Z21, Z11, Z12, Z27, Z29)
-	PQLEVEL(256, Z6, Z7, Z22, Z23, Z13, Z14, Z30, Z31)
-	PENDK(0, s-256(SP), Z0, Z1, Z2, Z3, Z5, Z6, Z7)
-	PENDK(0, s-192(SP), Z28, Z17, Z18, Z19, Z21, Z22, Z23)
-	PENDK(1, s-128(SP), Z0, Z9, Z10, Z11, Z12, Z13, Z14)
-	PENDK(1, s-64(SP), Z28, Z24, Z26, Z27, Z29, Z30, Z31)
+	QLOAD(0, SI, Z4, Z6, Y6)
+	QLOAD(0, DX, Z20, Z7, Y7)
+	QLOAD(1, SI, Z8, Z21, Y21)
+	QLOAD(1, DX, Z25, Z22, Y22)
+	VPXORD Z1, Z1, Z1
+	VPXORD Z17, Z17, Z17
+	VPXORD Z9, Z9, Z9
+	VPXORD Z24, Z24, Z24
+	VMOVDQU32 (R8), Z2
+	VMOVDQU32 (R8), Z18
+	VMOVDQU32 64(R8), Z10
+	VMOVDQU32 64(R8), Z26
+	RLEVEL4(0, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
+	RLEVEL4(64, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
+	QFOLD(Z1, Z2)
+	QFOLD(Z17, Z18)
+	QFOLD(Z9, Z10)
+	QFOLD(Z24, Z26)
+	VMULPS (R9), Z1, Z1
+	VMULPS (R9), Z17, Z17
+	VMULPS 192(R9), Z9, Z9
+	VMULPS 192(R9), Z24, Z24
+	QZERO
+	RLEVEL4(128, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
+	RLEVEL4(192, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
+	QGROUP(1)
+	QZERO
+	RLEVEL4(256, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
+	QGROUP(2)
+	VFMADD231PS Z6, Z1, Z0
+	VFMADD231PS Z7, Z17, Z28
+	VFMADD231PS Z21, Z9, Z0
+	VFMADD231PS Z22, Z24, Z28
 	ADDQ $112, SI
 	ADDQ $112, DX
 	ADDQ $640, DI
