@@ -133,20 +133,14 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	VFMADD231PS 128(R9), A2, A0 \
 	VFMADD231PS S, A0, ACC
 
-// The loop over a pair of rows takes two units of each at a time, four
+// The loop over a pair of rows takes three units of each at a time, six
 // units in all. To fit them in the registers, a unit takes its level
 // groups one after the other: group 0 sums in Y (the p_n terms) and C,
 // and becomes the unit's float sum in Y; groups 1 and 2 sum in C and D,
-// reused, and are added into Y in the order PEND adds them. The units
-// (row at SI or DX, unit 0 or 1) keep Y, C, D, the weights W and their
-// scales S in Z1–Z4 and Z6 (SI, 0), Z17–Z20 and Z7 (DX, 0), Z9–Z11, Z8
-// and Z21 (SI, 1) and Z24, Z26, Z27, Z25 and Z22 (DX, 1). QLOAD loads
-// the weights of unit k of the row at base into W and their lane scales
-// into S (SY: its YMM).
-#define QLOAD(k, base, W, S, SY) \
-	VMOVDQU8.Z 56*k(base), K3, W \
-	VPERMW W, Z15, S \
-	VCVTPH2PS SY, S
+// reused, and are added into Y in the order PEND adds them; the weight
+// scales are loaded last, into W. Unit k of the row at SI or DX keeps W,
+// Y, C and D in: SI 0: Z4, Z1–Z3; DX 0: Z20, Z17–Z19; SI 1: Z8–Z11; DX 1:
+// Z25, Z24, Z26, Z27; SI 2: Z6, Z7, Z21, Z22; DX 2: Z23, Z29–Z31.
 
 // QLEVEL is LEVEL with the activations in Q.
 #define QLEVEL(Q, W, A, B) \
@@ -155,16 +149,29 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	VPADDB Z5, W, W \
 	VPDPBUSD Q, W, B
 
-// QLEVEL4 loads the activations of level qoff/64 of both units and adds
-// it into the sums A, B (unit 0, row at SI), C, D (unit 0, DX), E, F
-// (unit 1, SI) and G, H (unit 1, DX).
-#define QLEVEL4(qoff, A, B, C, D, E, F, G, H) \
+// SIXLEVELY and SIXLEVELC load the activations of level qoff/64 of the
+// three units and add it into Y and C, or C and D, of all six.
+#define SIXLEVELY(qoff) \
 	VMOVDQU64 qoff(DI), Z12 \
 	VMOVDQU64 qoff+320(DI), Z13 \
-	QLEVEL(Z12, Z4, A, B) \
-	QLEVEL(Z12, Z20, C, D) \
-	QLEVEL(Z13, Z8, E, F) \
-	QLEVEL(Z13, Z25, G, H)
+	VMOVDQU64 qoff+640(DI), Z14 \
+	QLEVEL(Z12, Z4, Z1, Z2) \
+	QLEVEL(Z12, Z20, Z17, Z18) \
+	QLEVEL(Z13, Z8, Z9, Z10) \
+	QLEVEL(Z13, Z25, Z24, Z26) \
+	QLEVEL(Z14, Z6, Z7, Z21) \
+	QLEVEL(Z14, Z23, Z29, Z30)
+
+#define SIXLEVELC(qoff) \
+	VMOVDQU64 qoff(DI), Z12 \
+	VMOVDQU64 qoff+320(DI), Z13 \
+	VMOVDQU64 qoff+640(DI), Z14 \
+	QLEVEL(Z12, Z4, Z2, Z3) \
+	QLEVEL(Z12, Z20, Z18, Z19) \
+	QLEVEL(Z13, Z8, Z10, Z11) \
+	QLEVEL(Z13, Z25, Z26, Z27) \
+	QLEVEL(Z14, Z6, Z21, Z22) \
+	QLEVEL(Z14, Z23, Z30, Z31)
 
 // QFOLD forms 3·X − B, as a float, in X.
 #define QFOLD(X, B) \
@@ -172,28 +179,101 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 	VPSUBD B, X, X \
 	VCVTDQ2PS X, X
 
-// QZERO zeroes C and D of all four units.
-#define QZERO \
-	VPXORD Z2, Z2, Z2 \
-	VPXORD Z3, Z3, Z3 \
-	VPXORD Z18, Z18, Z18 \
-	VPXORD Z19, Z19, Z19 \
-	VPXORD Z10, Z10, Z10 \
-	VPXORD Z11, Z11, Z11 \
-	VPXORD Z26, Z26, Z26 \
-	VPXORD Z27, Z27, Z27
+// SIXSTART loads the weights of the six units and starts their sums of
+// group 0 (Y at zero, C at the corrections).
+#define SIXSTART \
+	VMOVDQU8.Z 0(SI), K3, Z4 \
+	VMOVDQU8.Z 0(DX), K3, Z20 \
+	VMOVDQU8.Z 56(SI), K3, Z8 \
+	VMOVDQU8.Z 56(DX), K3, Z25 \
+	VMOVDQU8.Z 112(SI), K3, Z6 \
+	VMOVDQU8.Z 112(DX), K3, Z23 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z17, Z17, Z17 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z24, Z24, Z24 \
+	VPXORD Z7, Z7, Z7 \
+	VPXORD Z29, Z29, Z29 \
+	VMOVDQU32 0(R8), Z2 \
+	VMOVDQU32 0(R8), Z18 \
+	VMOVDQU32 64(R8), Z10 \
+	VMOVDQU32 64(R8), Z26 \
+	VMOVDQU32 128(R8), Z21 \
+	VMOVDQU32 128(R8), Z30
 
-// QGROUP folds the sums of level group g (in C and D) and adds them times
-// their lane scales into Y.
-#define QGROUP(g) \
+// SIXFOLD0 makes group 0's sums the float sums Y, times their lane scales.
+#define SIXFOLD0 \
+	QFOLD(Z1, Z2) \
+	QFOLD(Z17, Z18) \
+	QFOLD(Z9, Z10) \
+	QFOLD(Z24, Z26) \
+	QFOLD(Z7, Z21) \
+	QFOLD(Z29, Z30) \
+	VMULPS 0(R9), Z1, Z1 \
+	VMULPS 0(R9), Z17, Z17 \
+	VMULPS 192(R9), Z9, Z9 \
+	VMULPS 192(R9), Z24, Z24 \
+	VMULPS 384(R9), Z7, Z7 \
+	VMULPS 384(R9), Z29, Z29
+
+// SIXZERO zeroes C and D of the six units.
+#define SIXZERO \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z18, Z18, Z18 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z26, Z26, Z26 \
+	VPXORD Z21, Z21, Z21 \
+	VPXORD Z30, Z30, Z30 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z19, Z19, Z19 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z27, Z27, Z27 \
+	VPXORD Z22, Z22, Z22 \
+	VPXORD Z31, Z31, Z31
+
+// SIXGROUP folds the sums of level group g (in C and D) and adds them
+// times their lane scales into Y.
+#define SIXGROUP(g) \
 	QFOLD(Z2, Z3) \
 	QFOLD(Z18, Z19) \
 	QFOLD(Z10, Z11) \
 	QFOLD(Z26, Z27) \
-	VFMADD231PS 64*g(R9), Z2, Z1 \
-	VFMADD231PS 64*g(R9), Z18, Z17 \
+	QFOLD(Z21, Z22) \
+	QFOLD(Z30, Z31) \
+	VFMADD231PS 0+64*g(R9), Z2, Z1 \
+	VFMADD231PS 0+64*g(R9), Z18, Z17 \
 	VFMADD231PS 192+64*g(R9), Z10, Z9 \
-	VFMADD231PS 192+64*g(R9), Z26, Z24
+	VFMADD231PS 192+64*g(R9), Z26, Z24 \
+	VFMADD231PS 384+64*g(R9), Z21, Z7 \
+	VFMADD231PS 384+64*g(R9), Z30, Z29
+
+// SIXEND adds each unit's Y times its weight scales into Z0 (row at SI)
+// or Z28 (DX), unit 0 first.
+#define SIXEND \
+	VMOVDQU8.Z 0(SI), K3, Z4 \
+	VPERMW Z4, Z15, Z4 \
+	VCVTPH2PS Y4, Z4 \
+	VFMADD231PS Z4, Z1, Z0 \
+	VMOVDQU8.Z 0(DX), K3, Z20 \
+	VPERMW Z20, Z15, Z20 \
+	VCVTPH2PS Y20, Z20 \
+	VFMADD231PS Z20, Z17, Z28 \
+	VMOVDQU8.Z 56(SI), K3, Z8 \
+	VPERMW Z8, Z15, Z8 \
+	VCVTPH2PS Y8, Z8 \
+	VFMADD231PS Z8, Z9, Z0 \
+	VMOVDQU8.Z 56(DX), K3, Z25 \
+	VPERMW Z25, Z15, Z25 \
+	VCVTPH2PS Y25, Z25 \
+	VFMADD231PS Z25, Z24, Z28 \
+	VMOVDQU8.Z 112(SI), K3, Z6 \
+	VPERMW Z6, Z15, Z6 \
+	VCVTPH2PS Y6, Z6 \
+	VFMADD231PS Z6, Z7, Z0 \
+	VMOVDQU8.Z 112(DX), K3, Z23 \
+	VPERMW Z23, Z15, Z23 \
+	VCVTPH2PS Y23, Z23 \
+	VFMADD231PS Z23, Z29, Z28
 
 // PPAIR adds one unit of the pair of rows at SI and DX into Z0 and Z28.
 #define PPAIR(K) \
@@ -247,9 +327,9 @@ GLOBL ptq1dperm<>(SB), RODATA|NOPTR, $64
 // 2–3 and 4 (the level groups of trit.go) keep separate sums, each with
 // its lanes' scales (ds, three vectors per pair) and group 0 with the
 // corrections (c, a vector per pair). An odd last block is a unit with
-// an empty second half (mask K4). A pair of rows takes two units of each
-// at a time (measured ≈ 8 % faster than one), then one more unit; a lone
-// row takes one unit at a time.
+// an empty second half (mask K4). A pair of rows takes three units of
+// each at a time (measured ≈ 10 % faster than one), then one at a time;
+// a lone row takes one unit at a time.
 TEXT ·ptq1pAVX512(SB), NOSPLIT, $0-64
 	TSETUP(56)
 	MOVQ $0x00ffffffffffffff, DX
@@ -268,57 +348,38 @@ ptq1p_row:
 	PROWSTART
 	VPXORD Z0, Z0, Z0
 	VPXORD Z28, Z28, Z28
-	SUBQ   $2, CX
+	SUBQ   $3, CX
 	JLT    ptq1p_pairlast
 
-ptq1p_quad:
+ptq1p_three:
 	PREFETCHT0 TPFDIST(SI)
 	PREFETCHT0 TPFDIST(DX)
 	PREFETCHT0 TPFDIST+64(SI)
 	PREFETCHT0 TPFDIST+64(DX)
-	QLOAD(0, SI, Z4, Z6, Y6)
-	QLOAD(0, DX, Z20, Z7, Y7)
-	QLOAD(1, SI, Z8, Z21, Y21)
-	QLOAD(1, DX, Z25, Z22, Y22)
-	VPXORD Z1, Z1, Z1
-	VPXORD Z17, Z17, Z17
-	VPXORD Z9, Z9, Z9
-	VPXORD Z24, Z24, Z24
-	VMOVDQU32 (R8), Z2
-	VMOVDQU32 (R8), Z18
-	VMOVDQU32 64(R8), Z10
-	VMOVDQU32 64(R8), Z26
-	QLEVEL4(0, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
-	QLEVEL4(64, Z1, Z2, Z17, Z18, Z9, Z10, Z24, Z26)
-	QFOLD(Z1, Z2)
-	QFOLD(Z17, Z18)
-	QFOLD(Z9, Z10)
-	QFOLD(Z24, Z26)
-	VMULPS (R9), Z1, Z1
-	VMULPS (R9), Z17, Z17
-	VMULPS 192(R9), Z9, Z9
-	VMULPS 192(R9), Z24, Z24
-	QZERO
-	QLEVEL4(128, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
-	QLEVEL4(192, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
-	QGROUP(1)
-	QZERO
-	QLEVEL4(256, Z2, Z3, Z18, Z19, Z10, Z11, Z26, Z27)
-	QGROUP(2)
-	VFMADD231PS Z6, Z1, Z0
-	VFMADD231PS Z7, Z17, Z28
-	VFMADD231PS Z21, Z9, Z0
-	VFMADD231PS Z22, Z24, Z28
-	ADDQ $112, SI
-	ADDQ $112, DX
-	ADDQ $640, DI
-	ADDQ $128, R8
-	ADDQ $384, R9
-	SUBQ $2, CX
-	JGE  ptq1p_quad
+	PREFETCHT0 TPFDIST+128(SI)
+	PREFETCHT0 TPFDIST+128(DX)
+	SIXSTART
+	SIXLEVELY(0)
+	SIXLEVELY(64)
+	SIXFOLD0
+	SIXZERO
+	SIXLEVELC(128)
+	SIXLEVELC(192)
+	SIXGROUP(1)
+	SIXZERO
+	SIXLEVELC(256)
+	SIXGROUP(2)
+	SIXEND
+	ADDQ $168, SI
+	ADDQ $168, DX
+	ADDQ $960, DI
+	ADDQ $192, R8
+	ADDQ $576, R9
+	SUBQ $3, CX
+	JGE  ptq1p_three
 
 ptq1p_pairlast:
-	ADDQ $2, CX
+	ADDQ $3, CX
 	JZ   ptq1p_pairhalf
 
 ptq1p_pair:

@@ -12,9 +12,9 @@ import (
 
 // TestTritRows checks the row-looping trit kernels against one single-row
 // call per row, bit for bit, for every row count up to 9 and every block
-// count up to 7: every way the loops split a row (two blocks or pairs of
-// blocks at a time, one more, an odd last PTQ1_0 block), some of which
-// TestRowsKernels's row lengths leave out.
+// count up to 11: every way the loops split a row (three blocks or pairs
+// of blocks at a time, one or two more, an odd last PTQ1_0 block), some
+// of which TestRowsKernels's row lengths leave out.
 func TestTritRows(t *testing.T) {
 	if hwTier < tierAVX512 {
 		t.Skip("no AVX-512 on this CPU")
@@ -30,7 +30,7 @@ func TestTritRows(t *testing.T) {
 	for _, f := range []*quant.Format{quant.PTQ1_0, quant.TQ1_0} {
 		rk := rowsKernels[f]
 		dot, _ := kernelsFor(f).pick(tierAVX512)
-		for nb := 1; nb <= 7; nb++ {
+		for nb := 1; nb <= 11; nb++ {
 			cols := nb * f.BlockElems
 			w := randMatrix(t, f, 9, cols, rng)
 			var a Acts
