@@ -38,6 +38,7 @@ func init() {
 	rowsKernels = map[*quant.Format]rowsFn{
 		quant.Q2_0: rowsQ2_0Planes, quant.PQ2_0: rowsQ2_0Planes, quant.Q2_0g64: rowsQ2_0g64Planes,
 		quant.TQ2_0: rowsTQ2_0Planes, quant.Q1_0: rowsQ1_0Planes,
+		quant.TQ1_0: rowsTQ1_0AVX512, quant.PTQ1_0: rowsPTQ1_0AVX512,
 	}
 	for f, l := range map[*quant.Format]planeLayout{
 		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.Q2_0g64: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,

@@ -63,17 +63,21 @@ var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 // The pair layout of the AVX-512 kernel: two weight blocks (56 bytes,
 // scales included) fill one ZMM, block h in bytes 28h..28h+27, so int32
 // lane 7h+j holds bytes 4j..4j+3 of block h; lanes 14 and 15 hold zero
-// codes. Per pair it keeps five levels of 64 int8 slots, the scales of
-// the pair's eight activation blocks (block k of weight block h at 4h+k)
-// and one vector of corrections 256·Σq. The kernel sums the levels of
-// each group of ptq1LevelGroups per lane, where a lane's levels share an
-// activation block, and gives each group's lanes their block's scale with
-// a permutation (ptq1Perm). The corrections start the sums of group 0, in
-// a lane of the block's, or in lane 14+h, whose codes add nothing.
+// codes. A pair spans eight activation blocks (block k of weight block h
+// is pair block 4h+k). Per pair it keeps five levels of 64 int8 slots, a
+// vector of lane scales per level group and one vector of corrections
+// 256·Σq. The kernel sums the levels of each group of ptq1LevelGroups per
+// lane, where a lane's levels share an activation block, and multiplies
+// each group's sums by the group's lane scales, the scales of the lanes'
+// blocks (ptq1Perm): read from memory by both rows of a pair, they cost
+// fewer instructions than permuting the eight scales in every row. The
+// corrections start the sums of group 0, in a lane of the block's, or in
+// lane 14+h, whose codes add nothing.
 const (
 	pairSlots  = 5 * 64
 	pairLanes  = 16
-	pairScales = 8
+	pairBlocks = 8
+	pairScales = 3 * pairLanes
 )
 
 // ptq1LevelGroups lists the levels of each group: levels 0–1 of stage A
@@ -81,10 +85,10 @@ const (
 // stage B levels 0–1 are in block 2 and the rest in block 3, as is qh.
 var ptq1LevelGroups = [3][]int{{0, 1}, {2, 3}, {4}}
 
-// ptq1Perm holds the pair's activation scale (0..7) of each level group's
-// lanes (0 where the lane's sum is zero), and ptq1CorrLane the lane of
-// group 0 that carries the correction of each activation block.
-var ptq1Perm, ptq1CorrLane = func() (perm [3][pairLanes]int32, corr [pairScales]int) {
+// ptq1Perm holds the pair block (0..7) of each level group's lanes (0
+// where the lane's sum is zero), and ptq1CorrLane the lane of group 0
+// that carries the correction of each pair block.
+var ptq1Perm, ptq1CorrLane = func() (perm [3][pairLanes]int32, corr [pairBlocks]int) {
 	l := layoutPTQ1_0
 	var found [4]bool
 	for g, levels := range ptq1LevelGroups {
@@ -257,9 +261,10 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				sz[ptq1SlotOf[k*qk]/4] = -q8.s[k0+k]
 			}
 			// The block's part of its pair: 28 slots per level, lanes
-			// 7h..7h+6 and 14+h of the corrections and 4 scales. The
-			// first block also clears the slots past 56, and the second
-			// block's part where it is missing.
+			// 7h..7h+6 and 14+h of the corrections, and the lane scales
+			// of its 4 activation blocks. The first block also clears the
+			// slots past 56, and the second block's part where it is
+			// missing.
 			h := b % 2
 			pq := t.pq[i*t.pstride+b/2*pairSlots:][:pairSlots]
 			pair := i*pairs + b/2
@@ -271,8 +276,14 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 			clear(pc[7*h : 7*h+7])
 			pc[14+h] = 0
 			for k := range 4 {
-				pds[4*h+k] = q8.d[k0+k]
 				pc[ptq1CorrLane[4*h+k]] = 256 * q8.s[k0+k]
+			}
+			for g, perm := range ptq1Perm {
+				for l, pb := range perm {
+					if int(pb)/4 == h {
+						pds[g*pairLanes+l] = q8.d[k0+int(pb)%4]
+					}
+				}
 			}
 			if h == 1 {
 				continue
@@ -286,7 +297,13 @@ func (a *Acts) preparePTQ1(p *Pool, t *tritActs) {
 				}
 				clear(pc[7:14])
 				pc[15] = 0
-				clear(pds[4:])
+				for g, perm := range ptq1Perm {
+					for l, pb := range perm {
+						if pb/4 == 1 {
+							pds[g*pairLanes+l] = 0
+						}
+					}
+				}
 			}
 		}
 	})

@@ -112,11 +112,13 @@ func TestTritRandom(t *testing.T) {
 // TestPTQ1Layouts checks PTQ1_0's slot and pair layouts against the
 // natural Q8_0 activations, with the element map of formats.md written
 // out here: every element's value with its block's scale (in the pair
-// layout, the scale ptq1Perm picks for the element's lane and level
-// group); per activation block, corrections adding up to −Σq (slot
-// layout) and 256·Σq (pair layout, over the lanes of group 0 that take
-// the block's scale); zeros everywhere else (the padding slots, qh's fifth
-// level, the lanes past 56 bytes and the empty half of a last odd pair).
+// layout, in a lane of the element's half whose scale in the element's
+// level group, ptq1Perm's block, is the element's); per activation block,
+// corrections adding up to −Σq (slot layout) and 256·Σq (pair layout,
+// over the lanes of group 0 that take the block's scale); every lane
+// scale of the pair layout that of its ptq1Perm block; zeros everywhere
+// else (the padding slots, qh's fifth level, the lanes past 56 bytes and
+// the empty half of a last odd pair, scales included).
 func TestPTQ1Layouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	p := NewPool(2)
@@ -194,9 +196,10 @@ func TestPTQ1Layouts(t *testing.T) {
 						if q[s] != v || ds[lane] != d {
 							t.Fatalf("%d blocks, row %d block %d element %d: slot %d×%g, want %d×%g", nb, i, b, e, q[s], ds[lane], v, d)
 						}
-						ix := int(ptq1Perm[group[lvl]][7*h+m/4]) // the lane's scale, of its half
-						if ix/4 != h || pq[64*lvl+28*h+m] != v || pds[ix] != d {
-							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (scale %d), want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[ix], ix, v, d)
+						g, l := group[lvl], 7*h+m/4
+						ix := int(ptq1Perm[g][l]) // the lane's pair block, of its half
+						if ix/4 != h || pq[64*lvl+28*h+m] != v || pds[g*pairLanes+l] != d {
+							t.Fatalf("%d blocks, row %d block %d element %d: pair %d×%g (block %d), want %d×%g", nb, i, b, e, pq[64*lvl+28*h+m], pds[g*pairLanes+l], ix, v, d)
 						}
 						if m%4 == 0 {
 							slotSum[k] += sz[lane]
@@ -213,19 +216,31 @@ func TestPTQ1Layouts(t *testing.T) {
 				pc := tr.pc[(i*pairs+pair)*pairLanes:][:pairLanes]
 				pds := tr.pds[(i*pairs+pair)*pairScales:][:pairScales]
 				pq := tr.pq[i*tr.pstride+pair*pairSlots:][:pairSlots]
-				var sums [pairScales]int32
+				// scale returns pair block pb's scale, 0 past the row.
+				scale := func(pb int) float32 {
+					if b := 2*pair + pb/4; b < nb {
+						return q8.d[(i*cols+b*128)/qk+pb%4]
+					}
+					return 0
+				}
+				var sums [pairBlocks]int32
 				for l, v := range pc {
 					sums[ptq1Perm[0][l]] += v
 				}
-				for s, v := range sums {
-					b := 2*pair + s/4
-					want, d := int32(0), float32(0)
-					if b < nb {
-						k := (i*cols+b*128)/qk + s%4
-						want, d = 256*q8.s[k], q8.d[k]
+				for pb, v := range sums {
+					want := int32(0)
+					if b := 2*pair + pb/4; b < nb {
+						want = 256 * q8.s[(i*cols+b*128)/qk+pb%4]
 					}
-					if v != want || pds[s] != d {
-						t.Fatalf("%d blocks, row %d pair %d: scale %d: correction %d, scale %g; want %d, %g", nb, i, pair, s, v, pds[s], want, d)
+					if v != want {
+						t.Fatalf("%d blocks, row %d pair %d: block %d: correction %d, want %d", nb, i, pair, pb, v, want)
+					}
+				}
+				for g, perm := range ptq1Perm {
+					for l, pb := range perm {
+						if d := scale(int(pb)); pds[g*pairLanes+l] != d {
+							t.Fatalf("%d blocks, row %d pair %d: group %d lane %d: scale %g, want %g", nb, i, pair, g, l, pds[g*pairLanes+l], d)
+						}
 					}
 				}
 				for lvl := range 5 {
