@@ -125,6 +125,12 @@ const (
 	keyTile   = 64
 )
 
+// minMatrixRows is the fewest query rows a work item computes as matrix
+// products; below it (decoding: one token, group rows) the padding of the
+// score product to 16 columns costs more than the products gain, and the
+// rows go pair by pair.
+const minMatrixRows = 8
+
 // Attend computes causal attention for nTok consecutive query tokens of one
 // sequence, the first at position pos0; the cache must already hold keys
 // and values for positions 0..pos0+nTok-1. q holds nTok×Heads×HeadDim
@@ -139,74 +145,186 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 		sc := scratchPool.Get().(*attnScratch)
 		defer scratchPool.Put(sc)
 		rows := min(queryTile, nTok) * group
-		acc := growTo(&sc.acc, rows*hd)
-		mx := growTo(&sc.mx, rows)
-		sum := growTo(&sc.sum, rows)
-		scores := growTo(&sc.scores, keyTile)
-		var kb, vb []float32
+		growTo(&sc.acc, rows*hd)
+		growTo(&sc.mx, rows)
+		growTo(&sc.sum, rows)
 		if kv.k == nil {
-			kb, vb = growTo(&sc.kb, keyTile*hd), growTo(&sc.vb, keyTile*hd)
+			growTo(&sc.kb, keyTile*hd)
+			growTo(&sc.vb, keyTile*hd)
 		}
 		for w := lo; w < hi; w++ {
 			g, tile := w/tiles, w%tiles
 			t0 := tile * queryTile
 			t1 := min(nTok, t0+queryTile)
-			n := (t1 - t0) * group
-			clear(acc[:n*hd])
-			for r := range n {
-				mx[r] = float32(math.Inf(-1))
-				sum[r] = 0
+			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0, n: (t1 - t0) * group}
+			it.begin()
+			if it.n >= minMatrixRows {
+				it.matrices()
+			} else {
+				it.pairs()
 			}
-			last := pos0 + t1 - 1 // the last position any query of the tile sees
-			for j0 := 0; j0 <= last; j0 += keyTile {
-				j1 := min(j0+keyTile, last+1)
-				ks, vs, stride := kv.block(j0, j1, g*hd, hd, kb, vb)
-				for r := range n {
-					t := t0 + r/group
-					h := g*group + r%group
-					jEnd := min(j1, pos0+t+1)
-					if jEnd <= j0 {
-						continue
-					}
-					qv := q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-					s := scores[:jEnd-j0]
-					bm := mx[r]
-					for j := range s {
-						s[j] = ops.Dot(qv, ks[j*stride:j*stride+hd]) * a.Scale
-						bm = max(bm, s[j])
-					}
-					o := acc[r*hd : (r+1)*hd]
-					if bm > mx[r] {
-						// Rescale what was accumulated under the old maximum.
-						c := expNeg(mx[r] - bm)
-						ops.Scale(o, c)
-						sum[r] *= float64(c)
-						mx[r] = bm
-					}
-					for j, sj := range s {
-						e := expNeg(sj - bm)
-						sum[r] += float64(e)
-						ops.Axpy(o, e, vs[j*stride:j*stride+hd])
-					}
-				}
-			}
-			for r := range n {
-				t := t0 + r/group
-				h := g*group + r%group
-				dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-				inv := float32(1 / sum[r])
-				for i, v := range acc[r*hd : (r+1)*hd] {
-					dst[i] = v * inv
-				}
-			}
+			it.finish(out)
 		}
 	})
 }
 
+// attnItem is one work item of Attend: n query rows, tokens t0.. of the
+// query heads of KV head g, row r being token t0+r/group, head
+// g·group+r%group.
+type attnItem struct {
+	a            *Attention
+	sc           *attnScratch
+	q            []float32
+	kv           *KV
+	g, group, t0 int
+	pos0, n      int
+}
+
+// row returns the token and query head of row r.
+func (it *attnItem) row(r int) (t, h int) {
+	return it.t0 + r/it.group, it.g*it.group + r%it.group
+}
+
+// visible returns how many of the keys from position j0 on row r may see.
+func (it *attnItem) visible(r, j0 int) int {
+	t, _ := it.row(r)
+	return it.pos0 + t + 1 - j0
+}
+
+// last returns the last position any row of the item sees.
+func (it *attnItem) last() int {
+	t, _ := it.row(it.n - 1)
+	return it.pos0 + t
+}
+
+// begin resets the accumulators.
+func (it *attnItem) begin() {
+	sc := it.sc
+	clear(sc.acc[:it.n*it.a.HeadDim])
+	for r := range it.n {
+		sc.mx[r] = float32(math.Inf(-1))
+		sc.sum[r] = 0
+	}
+}
+
+// raise moves row r's running maximum up to bm if that is higher,
+// rescaling what was accumulated under the old maximum.
+func (it *attnItem) raise(r int, bm float32) {
+	sc := it.sc
+	if bm > sc.mx[r] {
+		hd := it.a.HeadDim
+		c := expNeg(sc.mx[r] - bm)
+		ops.Scale(sc.acc[r*hd:(r+1)*hd], c)
+		sc.sum[r] *= float64(c)
+		sc.mx[r] = bm
+	}
+}
+
+// pairs runs the item one query row and key at a time with Dot and Axpy,
+// which for a handful of rows is cheaper than padding them into matrices.
+func (it *attnItem) pairs() {
+	a, sc, hd := it.a, it.sc, it.a.HeadDim
+	scores := growTo(&sc.scores, keyTile)
+	last := it.last()
+	for j0 := 0; j0 <= last; j0 += keyTile {
+		j1 := min(j0+keyTile, last+1)
+		ks, vs, stride := it.kv.block(j0, j1, it.g*hd, hd, sc.kb, sc.vb)
+		for r := range it.n {
+			m := min(j1-j0, it.visible(r, j0))
+			if m <= 0 {
+				continue
+			}
+			t, h := it.row(r)
+			qv := it.q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+			s := scores[:m]
+			bm := sc.mx[r]
+			for j := range s {
+				s[j] = ops.Dot(qv, ks[j*stride:j*stride+hd]) * a.Scale
+				bm = max(bm, s[j])
+			}
+			it.raise(r, bm)
+			o := sc.acc[r*hd : (r+1)*hd]
+			for j, sj := range s {
+				e := expNeg(sj - bm)
+				sc.sum[r] += float64(e)
+				ops.Axpy(o, e, vs[j*stride:j*stride+hd])
+			}
+		}
+	}
+}
+
+// matrices runs the item a key block at a time as two matrix products:
+// the scores S = K·Qᵀ of the block's keys against every row, then, after
+// the online-softmax update turns S into weights P, O += P·V.
+func (it *attnItem) matrices() {
+	a, sc, hd, n := it.a, it.sc, it.a.HeadDim, it.n
+	// The score product runs along the rows in whole 16-float vectors, so
+	// Qᵀ (pre-scaled, hd×nPad) is padded with zero rows that score 0.
+	nPad := (n + 15) &^ 15
+	qt := growTo(&sc.qt, hd*nPad)
+	for r := range n {
+		t, h := it.row(r)
+		for i, x := range it.q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd] {
+			qt[i*nPad+r] = x * a.Scale
+		}
+	}
+	for i := range hd {
+		clear(qt[i*nPad+n : (i+1)*nPad])
+	}
+	st := growTo(&sc.st, keyTile*nPad)
+	p := growTo(&sc.p, n*keyTile)
+	last := it.last()
+	for j0 := 0; j0 <= last; j0 += keyTile {
+		j1 := min(j0+keyTile, last+1)
+		nk := j1 - j0
+		ks, vs, stride := it.kv.block(j0, j1, it.g*hd, hd, sc.kb, sc.vb)
+		s := st[:nk*nPad]
+		clear(s)
+		ops.MulAdd(s, nPad, ks, stride, 1, qt, nPad, nk, nPad, hd)
+		// Gather each row's scores (a column of s) into P, row r nk apart;
+		// masked keys get weight 0.
+		for r := range n {
+			pr := p[r*nk : (r+1)*nk]
+			m := max(0, min(nk, it.visible(r, j0)))
+			bm := sc.mx[r]
+			for j := range m {
+				x := s[j*nPad+r]
+				pr[j] = x
+				if x > bm {
+					bm = x
+				}
+			}
+			clear(pr[m:])
+			if m == 0 {
+				continue
+			}
+			it.raise(r, bm)
+			sc.sum[r] += ops.ExpSub(pr[:m], bm)
+		}
+		ops.MulAdd(sc.acc, hd, p, nk, 1, vs, stride, n, hd, nk)
+	}
+}
+
+// finish writes the item's normalised rows to out.
+func (it *attnItem) finish(out []float32) {
+	a, sc, hd := it.a, it.sc, it.a.HeadDim
+	for r := range it.n {
+		t, h := it.row(r)
+		dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+		inv := float32(1 / sc.sum[r])
+		for i, v := range sc.acc[r*hd : (r+1)*hd] {
+			dst[i] = v * inv
+		}
+	}
+}
+
 // attnScratch is the working memory of one Attend work chunk, recycled
-// so that decoding a token allocates nothing per layer.
+// so that decoding a token allocates nothing per layer: the accumulated
+// rows, running maxima and sums, fp16 blocks converted, and the pair
+// path's scores or the matrix path's Qᵀ, Sᵀ and P.
 type attnScratch struct {
 	acc, mx, scores, kb, vb []float32
+	qt, st, p               []float32
 	sum                     []float64
 }
 
