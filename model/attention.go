@@ -262,14 +262,22 @@ func (it *attnItem) matrices() {
 	// Qᵀ (pre-scaled, hd×nPad) is padded with zero rows that score 0.
 	nPad := (n + 15) &^ 15
 	qt := growTo(&sc.qt, hd*nPad)
-	for r := range n {
-		t, h := it.row(r)
-		for i, x := range it.q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd] {
-			qt[i*nPad+r] = x * a.Scale
+	// Transpose in row-sized runs of 16, so that the writes go along
+	// Qᵀ's rows and the reads stay within 16 cache-resident query rows.
+	for r0 := 0; r0 < n; r0 += 16 {
+		rn := min(16, n-r0)
+		var base [16]int
+		for r := range rn {
+			t, h := it.row(r0 + r)
+			base[r] = (t*a.Heads + h) * hd
 		}
-	}
-	for i := range hd {
-		clear(qt[i*nPad+n : (i+1)*nPad])
+		for i := range hd {
+			dst := qt[i*nPad+r0 : i*nPad+r0+16]
+			for r, b := range base[:rn] {
+				dst[r] = it.q[b+i] * a.Scale
+			}
+			clear(dst[rn:])
+		}
 	}
 	st := growTo(&sc.st, keyTile*nPad)
 	p := growTo(&sc.p, n*keyTile)
