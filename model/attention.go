@@ -125,12 +125,6 @@ const (
 	keyTile   = 64
 )
 
-// minMatrixRows is the fewest query rows a work item computes as matrix
-// products; below it (decoding: one token, group rows) the padding of the
-// score product to 16 columns costs more than the products gain, and the
-// rows go pair by pair.
-const minMatrixRows = 8
-
 // Attend computes causal attention for nTok consecutive query tokens of one
 // sequence, the first at position pos0; the cache must already hold keys
 // and values for positions 0..pos0+nTok-1. q holds nTok×Heads×HeadDim
@@ -145,7 +139,7 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 		sc := scratchPool.Get().(*attnScratch)
 		defer scratchPool.Put(sc)
 		rows := min(queryTile, nTok) * group
-		growTo(&sc.acc, rows*hd)
+		growTo(&sc.acc, ((rows+3)&^3)*hd)
 		growTo(&sc.mx, rows)
 		growTo(&sc.sum, rows)
 		if kv.k == nil {
@@ -158,11 +152,7 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 			t1 := min(nTok, t0+queryTile)
 			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0, n: (t1 - t0) * group}
 			it.begin()
-			if it.n >= minMatrixRows {
-				it.matrices()
-			} else {
-				it.pairs()
-			}
+			it.matrices()
 			it.finish(out)
 		}
 	})
@@ -200,7 +190,7 @@ func (it *attnItem) last() int {
 // begin resets the accumulators.
 func (it *attnItem) begin() {
 	sc := it.sc
-	clear(sc.acc[:it.n*it.a.HeadDim])
+	clear(sc.acc[:((it.n+3)&^3)*it.a.HeadDim])
 	for r := range it.n {
 		sc.mx[r] = float32(math.Inf(-1))
 		sc.sum[r] = 0
@@ -220,46 +210,13 @@ func (it *attnItem) raise(r int, bm float32) {
 	}
 }
 
-// pairs runs the item one query row and key at a time with Dot and Axpy,
-// which for a handful of rows is cheaper than padding them into matrices.
-func (it *attnItem) pairs() {
-	a, sc, hd := it.a, it.sc, it.a.HeadDim
-	scores := growTo(&sc.scores, keyTile)
-	last := it.last()
-	for j0 := 0; j0 <= last; j0 += keyTile {
-		j1 := min(j0+keyTile, last+1)
-		ks, vs, stride := it.kv.block(j0, j1, it.g*hd, hd, sc.kb, sc.vb)
-		for r := range it.n {
-			m := min(j1-j0, it.visible(r, j0))
-			if m <= 0 {
-				continue
-			}
-			t, h := it.row(r)
-			qv := it.q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-			s := scores[:m]
-			bm := sc.mx[r]
-			for j := range s {
-				s[j] = ops.Dot(qv, ks[j*stride:j*stride+hd]) * a.Scale
-				bm = max(bm, s[j])
-			}
-			it.raise(r, bm)
-			o := sc.acc[r*hd : (r+1)*hd]
-			for j, sj := range s {
-				e := expNeg(sj - bm)
-				sc.sum[r] += float64(e)
-				ops.Axpy(o, e, vs[j*stride:j*stride+hd])
-			}
-		}
-	}
-}
-
 // matrices runs the item a key block at a time as two matrix products:
 // the scores S = K·Qᵀ of the block's keys against every row, then, after
 // the online-softmax update turns S into weights P, O += P·V.
 func (it *attnItem) matrices() {
 	a, sc, hd, n := it.a, it.sc, it.a.HeadDim, it.n
-	// The score product runs along the rows in whole 16-float vectors, so
-	// Qᵀ (pre-scaled, hd×nPad) is padded with zero rows that score 0.
+	// The score product spans the query rows in 16-float vectors, so Qᵀ
+	// (hd×nPad, pre-scaled) is padded with zero columns, which score 0.
 	nPad := (n + 15) &^ 15
 	qt := growTo(&sc.qt, hd*nPad)
 	// Transpose in row-sized runs of 16, so that the writes go along
@@ -280,7 +237,10 @@ func (it *attnItem) matrices() {
 		}
 	}
 	st := growTo(&sc.st, keyTile*nPad)
-	p := growTo(&sc.p, n*keyTile)
+	// The value product runs in tiles of four rows, so P gets zero rows up
+	// to a multiple of four, which add nothing to their padding rows of O.
+	n4 := (n + 3) &^ 3
+	p := growTo(&sc.p, n4*keyTile)
 	last := it.last()
 	for j0 := 0; j0 <= last; j0 += keyTile {
 		j1 := min(j0+keyTile, last+1)
@@ -309,7 +269,8 @@ func (it *attnItem) matrices() {
 			it.raise(r, bm)
 			sc.sum[r] += ops.ExpSub(pr[:m], bm)
 		}
-		ops.MulAdd(sc.acc, hd, p, nk, 1, vs, stride, n, hd, nk)
+		clear(p[n*nk : n4*nk])
+		ops.MulAdd(sc.acc, hd, p, nk, 1, vs, stride, n4, hd, nk)
 	}
 }
 
@@ -328,12 +289,10 @@ func (it *attnItem) finish(out []float32) {
 
 // attnScratch is the working memory of one Attend work chunk, recycled
 // so that decoding a token allocates nothing per layer: the accumulated
-// rows, running maxima and sums, fp16 blocks converted, and the pair
-// path's scores or the matrix path's Qᵀ, Sᵀ and P.
+// rows, running maxima and sums, fp16 blocks converted, and Qᵀ, Sᵀ and P.
 type attnScratch struct {
-	acc, mx, scores, kb, vb []float32
-	qt, st, p               []float32
-	sum                     []float64
+	acc, mx, kb, vb, qt, st, p []float32
+	sum                        []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(attnScratch) }}

@@ -47,10 +47,9 @@ func naiveAttend(a *Attention, out, q, k, v []float32, nTok, pos0 int) {
 
 // TestAttend compares the tiled online-softmax attention with the naive
 // reference, for float32 and fp16 caches, across tile boundaries and with
-// a cache already holding earlier positions. The shapes take both paths:
-// rows pair by pair (fewer than minMatrixRows in an item) and as matrix
-// products, with row counts off the kernels' 4×16 tiles, GQA groups of 1
-// to 8 and head dimensions 8 to 256.
+// a cache already holding earlier positions. The shapes include work items
+// of 1 to 128 query rows, counts off the kernels' 4-row and 16-column
+// tiles, GQA groups of 1 to 8 and head dimensions 8 to 256.
 func TestAttend(t *testing.T) {
 	pool := kernels.NewPool(2)
 	defer pool.Close()
@@ -68,6 +67,7 @@ func TestAttend(t *testing.T) {
 		{6, 2, 64, 3, 50},
 		{4, 4, 256, 5, 10},
 		{2, 2, 256, 24, 3},
+		{5, 5, 16, 1, 200},
 	} {
 		a := &Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd, Scale: DefaultScale(tc.hd)}
 		n := tc.pos0 + tc.nt

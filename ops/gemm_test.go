@@ -134,3 +134,28 @@ func TestExpSub(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkMulAdd times the two products of one attention key block of 64
+// keys against 32 query rows of head dimension 128: the scores (A = keys,
+// B = the queries transposed) and the weighted values (A = the weights,
+// B = the values). It reports GFLOP/s as the custom metric.
+func BenchmarkMulAdd(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, s := range []struct {
+		name             string
+		m, n, k, am, ldb int
+	}{
+		{"scores", 64, 32, 128, 128, 32},
+		{"values", 32, 128, 64, 64, 128},
+	} {
+		a, bm, c := randVec(r, s.m*s.am), randVec(r, s.k*s.ldb), make([]float32, s.m*s.n)
+		b.Run(s.name, func(b *testing.B) {
+			forEachKernelSetB(b, func(b *testing.B) {
+				for b.Loop() {
+					MulAdd(c, s.n, a, s.am, 1, bm, s.ldb, s.m, s.n, s.k)
+				}
+				b.ReportMetric(2*float64(s.m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		})
+	}
+}
