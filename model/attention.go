@@ -135,11 +135,12 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	tiles := (nTok + queryTile - 1) / queryTile
+	tr, tc := ops.MulAddTile()
 	pool.For(a.KVHeads*tiles, func(lo, hi int) {
 		sc := scratchPool.Get().(*attnScratch)
 		defer scratchPool.Put(sc)
 		rows := min(queryTile, nTok) * group
-		growTo(&sc.acc, ((rows+3)&^3)*hd)
+		growTo(&sc.acc, roundUp(rows, tr)*hd)
 		growTo(&sc.mx, rows)
 		growTo(&sc.sum, rows)
 		if kv.k == nil {
@@ -150,7 +151,9 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 			g, tile := w/tiles, w%tiles
 			t0 := tile * queryTile
 			t1 := min(nTok, t0+queryTile)
-			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0, n: (t1 - t0) * group}
+			n := (t1 - t0) * group
+			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0,
+				n: n, n4: roundUp(n, tr), nPad: roundUp(n, tc)}
 			it.begin()
 			it.matrices()
 			it.finish(out)
@@ -160,7 +163,8 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 
 // attnItem is one work item of Attend: n query rows, tokens t0.. of the
 // query heads of KV head g, row r being token t0+r/group, head
-// g·group+r%group.
+// g·group+r%group. Its matrix products pad the rows to n4 and the columns
+// of the scores to nPad, whole tiles of ops.MulAdd (see matrices).
 type attnItem struct {
 	a            *Attention
 	sc           *attnScratch
@@ -168,6 +172,7 @@ type attnItem struct {
 	kv           *KV
 	g, group, t0 int
 	pos0, n      int
+	n4, nPad     int
 }
 
 // row returns the token and query head of row r.
@@ -190,7 +195,7 @@ func (it *attnItem) last() int {
 // begin resets the accumulators.
 func (it *attnItem) begin() {
 	sc := it.sc
-	clear(sc.acc[:((it.n+3)&^3)*it.a.HeadDim])
+	clear(sc.acc[:it.n4*it.a.HeadDim])
 	for r := range it.n {
 		sc.mx[r] = float32(math.Inf(-1))
 		sc.sum[r] = 0
@@ -214,13 +219,14 @@ func (it *attnItem) raise(r int, bm float32) {
 // the scores S = K·Qᵀ of the block's keys against every row, then, after
 // the online-softmax update turns S into weights P, O += P·V.
 func (it *attnItem) matrices() {
-	a, sc, hd, n := it.a, it.sc, it.a.HeadDim, it.n
-	// The score product spans the query rows in 16-float vectors, so Qᵀ
-	// (hd×nPad, pre-scaled) is padded with zero columns, which score 0.
-	nPad := (n + 15) &^ 15
+	a, sc, hd, n, n4, nPad := it.a, it.sc, it.a.HeadDim, it.n, it.n4, it.nPad
+	// Both products run in MulAdd's register tiles alone when their rows
+	// and columns are whole tiles: Qᵀ (hd×nPad, pre-scaled) gets zero
+	// columns, which score 0, and P zero rows, which add nothing to their
+	// padding rows of O.
 	qt := growTo(&sc.qt, hd*nPad)
-	// Transpose in row-sized runs of 16, so that the writes go along
-	// Qᵀ's rows and the reads stay within 16 cache-resident query rows.
+	// Transpose in runs of 16 rows, so that the writes go along Qᵀ's
+	// rows and the reads stay within 16 cache-resident query rows.
 	for r0 := 0; r0 < n; r0 += 16 {
 		rn := min(16, n-r0)
 		var base [16]int
@@ -229,17 +235,16 @@ func (it *attnItem) matrices() {
 			base[r] = (t*a.Heads + h) * hd
 		}
 		for i := range hd {
-			dst := qt[i*nPad+r0 : i*nPad+r0+16]
+			dst := qt[i*nPad+r0 : i*nPad+r0+rn]
 			for r, b := range base[:rn] {
 				dst[r] = it.q[b+i] * a.Scale
 			}
-			clear(dst[rn:])
 		}
 	}
+	for i := range hd {
+		clear(qt[i*nPad+n : (i+1)*nPad])
+	}
 	st := growTo(&sc.st, keyTile*nPad)
-	// The value product runs in tiles of four rows, so P gets zero rows up
-	// to a multiple of four, which add nothing to their padding rows of O.
-	n4 := (n + 3) &^ 3
 	p := growTo(&sc.p, n4*keyTile)
 	last := it.last()
 	for j0 := 0; j0 <= last; j0 += keyTile {
@@ -296,6 +301,9 @@ type attnScratch struct {
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(attnScratch) }}
+
+// roundUp returns n rounded up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // growTo returns (*b)[:n], reallocating when the capacity is short.
 func growTo[T any](b *[]T, n int) []T {

@@ -48,18 +48,48 @@ type mulAddTile struct {
 }
 
 // mulAddGeneric is MulAdd in plain Go, for every tier's edges and the
-// purego build. It accumulates each row of C along p like the tiles.
+// purego build. It keeps four elements of a row of C in variables across
+// the whole of k, so the loop does not store C after every multiply-add;
+// each element is still accumulated along p in order, as in the tiles.
 func mulAddGeneric(c []float32, ldc int, a []float32, am, ak int, b []float32, ldb int, m, n, k int) {
 	for i := range m {
 		ci := c[i*ldc : i*ldc+n]
-		for p := range k {
-			s := a[i*am+p*ak]
-			bp := b[p*ldb : p*ldb+n]
-			for j := range ci {
-				ci[j] += s * bp[j]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			c0, c1, c2, c3 := ci[j], ci[j+1], ci[j+2], ci[j+3]
+			ap, bp := i*am, j
+			for range k {
+				s, bv := a[ap], b[bp:bp+4:bp+4]
+				c0 += s * bv[0]
+				c1 += s * bv[1]
+				c2 += s * bv[2]
+				c3 += s * bv[3]
+				ap += ak
+				bp += ldb
 			}
+			ci[j], ci[j+1], ci[j+2], ci[j+3] = c0, c1, c2, c3
+		}
+		for ; j < n; j++ {
+			cj := ci[j]
+			for p := range k {
+				cj += a[i*am+p*ak] * b[p*ldb+j]
+			}
+			ci[j] = cj
 		}
 	}
+}
+
+// MulAddTile returns the shape of MulAdd's register tiles on this CPU:
+// products with m a multiple of rows and n a multiple of cols run in them
+// alone, so a caller may pad its matrices with zeros to those multiples
+// when that is cheaper than the plain-Go edges. It returns 1, 1 where
+// there are no tiles (the purego build), and padding would only add work.
+func MulAddTile() (rows, cols int) {
+	t := mulAddTiles()
+	if len(t) == 0 {
+		return 1, 1
+	}
+	return 4, t[len(t)-1].cols
 }
 
 // ExpSub sets x[i] = e^(x[i]−m) and returns Σ x[i], accumulated in
