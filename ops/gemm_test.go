@@ -159,3 +159,26 @@ func BenchmarkMulAdd(b *testing.B) {
 		})
 	}
 }
+
+// TestMulAddTile checks that the tile shape MulAddTile reports covers every
+// tile of the active tier, so padding to it keeps MulAdd in the tiles.
+func TestMulAddTile(t *testing.T) {
+	forEachKernelSet(t, func(t *testing.T) {
+		rows, cols := MulAddTile()
+		tiles := mulAddTiles()
+		if len(tiles) == 0 {
+			if rows != 1 || cols != 1 {
+				t.Errorf("MulAddTile() = %d, %d without tiles, want 1, 1", rows, cols)
+			}
+			return
+		}
+		if rows != 4 {
+			t.Errorf("MulAddTile() rows = %d, want the tiles' 4", rows)
+		}
+		for _, tl := range tiles {
+			if tl.cols%cols != 0 {
+				t.Errorf("a %d-column tile is no multiple of MulAddTile's %d columns", tl.cols, cols)
+			}
+		}
+	})
+}
