@@ -3,8 +3,9 @@ package ops
 // MulAdd sets C += A·B for an m×k matrix A, a k×n matrix B and an m×n
 // matrix C of float32. Row i of C starts at c[i*ldc] and row p of B at
 // b[p*ldb]; element (i, p) of A is a[i*am+p*ak], so A may be read
-// transposed (am = 1, ak = its row stride) without a copy. It panics if a
-// stride is negative or a slice is too short for its matrix.
+// transposed (am = 1, ak = its row stride) without a copy. C must not
+// overlap A or B. It panics if a stride is negative or a slice is too
+// short for its matrix.
 //
 // The product runs in register tiles of four rows of C: each element of B
 // loaded is used four times and each element of A sixteen or thirty-two
