@@ -135,82 +135,175 @@ func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, p
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	tiles := (nTok + queryTile - 1) / queryTile
+	tr, tc := ops.MulAddTile()
 	pool.For(a.KVHeads*tiles, func(lo, hi int) {
 		sc := scratchPool.Get().(*attnScratch)
 		defer scratchPool.Put(sc)
 		rows := min(queryTile, nTok) * group
-		acc := growTo(&sc.acc, rows*hd)
-		mx := growTo(&sc.mx, rows)
-		sum := growTo(&sc.sum, rows)
-		scores := growTo(&sc.scores, keyTile)
-		var kb, vb []float32
+		growTo(&sc.acc, roundUp(rows, tr)*hd)
+		growTo(&sc.mx, rows)
+		growTo(&sc.sum, rows)
 		if kv.k == nil {
-			kb, vb = growTo(&sc.kb, keyTile*hd), growTo(&sc.vb, keyTile*hd)
+			growTo(&sc.kb, keyTile*hd)
+			growTo(&sc.vb, keyTile*hd)
 		}
 		for w := lo; w < hi; w++ {
 			g, tile := w/tiles, w%tiles
 			t0 := tile * queryTile
 			t1 := min(nTok, t0+queryTile)
 			n := (t1 - t0) * group
-			clear(acc[:n*hd])
-			for r := range n {
-				mx[r] = float32(math.Inf(-1))
-				sum[r] = 0
-			}
-			last := pos0 + t1 - 1 // the last position any query of the tile sees
-			for j0 := 0; j0 <= last; j0 += keyTile {
-				j1 := min(j0+keyTile, last+1)
-				ks, vs, stride := kv.block(j0, j1, g*hd, hd, kb, vb)
-				for r := range n {
-					t := t0 + r/group
-					h := g*group + r%group
-					jEnd := min(j1, pos0+t+1)
-					if jEnd <= j0 {
-						continue
-					}
-					qv := q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-					s := scores[:jEnd-j0]
-					bm := mx[r]
-					for j := range s {
-						s[j] = ops.Dot(qv, ks[j*stride:j*stride+hd]) * a.Scale
-						bm = max(bm, s[j])
-					}
-					o := acc[r*hd : (r+1)*hd]
-					if bm > mx[r] {
-						// Rescale what was accumulated under the old maximum.
-						c := expNeg(mx[r] - bm)
-						ops.Scale(o, c)
-						sum[r] *= float64(c)
-						mx[r] = bm
-					}
-					for j, sj := range s {
-						e := expNeg(sj - bm)
-						sum[r] += float64(e)
-						ops.Axpy(o, e, vs[j*stride:j*stride+hd])
-					}
-				}
-			}
-			for r := range n {
-				t := t0 + r/group
-				h := g*group + r%group
-				dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-				inv := float32(1 / sum[r])
-				for i, v := range acc[r*hd : (r+1)*hd] {
-					dst[i] = v * inv
-				}
-			}
+			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0,
+				n: n, n4: roundUp(n, tr), nPad: roundUp(n, tc)}
+			it.begin()
+			it.matrices()
+			it.finish(out)
 		}
 	})
 }
 
+// attnItem is one work item of Attend: n query rows, tokens t0.. of the
+// query heads of KV head g, row r being token t0+r/group, head
+// g·group+r%group. Its matrix products pad the rows to n4 and the columns
+// of the scores to nPad, whole tiles of ops.MulAdd (see matrices).
+type attnItem struct {
+	a            *Attention
+	sc           *attnScratch
+	q            []float32
+	kv           *KV
+	g, group, t0 int
+	pos0, n      int
+	n4, nPad     int
+}
+
+// row returns the token and query head of row r.
+func (it *attnItem) row(r int) (t, h int) {
+	return it.t0 + r/it.group, it.g*it.group + r%it.group
+}
+
+// visible returns how many of the keys from position j0 on row r may see.
+func (it *attnItem) visible(r, j0 int) int {
+	t, _ := it.row(r)
+	return it.pos0 + t + 1 - j0
+}
+
+// last returns the last position any row of the item sees.
+func (it *attnItem) last() int {
+	t, _ := it.row(it.n - 1)
+	return it.pos0 + t
+}
+
+// begin resets the accumulators.
+func (it *attnItem) begin() {
+	sc := it.sc
+	clear(sc.acc[:it.n4*it.a.HeadDim])
+	for r := range it.n {
+		sc.mx[r] = float32(math.Inf(-1))
+		sc.sum[r] = 0
+	}
+}
+
+// raise moves row r's running maximum up to bm if that is higher,
+// rescaling what was accumulated under the old maximum.
+func (it *attnItem) raise(r int, bm float32) {
+	sc := it.sc
+	if bm > sc.mx[r] {
+		hd := it.a.HeadDim
+		c := expNeg(sc.mx[r] - bm)
+		ops.Scale(sc.acc[r*hd:(r+1)*hd], c)
+		sc.sum[r] *= float64(c)
+		sc.mx[r] = bm
+	}
+}
+
+// matrices runs the item a key block at a time as two matrix products:
+// the scores S = K·Qᵀ of the block's keys against every row, then, after
+// the online-softmax update turns S into weights P, O += P·V.
+func (it *attnItem) matrices() {
+	a, sc, hd, n, n4, nPad := it.a, it.sc, it.a.HeadDim, it.n, it.n4, it.nPad
+	// Both products run in MulAdd's register tiles alone when their rows
+	// and columns are whole tiles: Qᵀ (hd×nPad, pre-scaled) gets zero
+	// columns, which score 0, and P zero rows, which add nothing to their
+	// padding rows of O.
+	qt := growTo(&sc.qt, hd*nPad)
+	// Transpose in runs of 16 rows, so that the writes go along Qᵀ's
+	// rows and the reads stay within 16 cache-resident query rows.
+	for r0 := 0; r0 < n; r0 += 16 {
+		rn := min(16, n-r0)
+		var base [16]int
+		for r := range rn {
+			t, h := it.row(r0 + r)
+			base[r] = (t*a.Heads + h) * hd
+		}
+		for i := range hd {
+			dst := qt[i*nPad+r0 : i*nPad+r0+rn]
+			for r, b := range base[:rn] {
+				dst[r] = it.q[b+i] * a.Scale
+			}
+		}
+	}
+	for i := range hd {
+		clear(qt[i*nPad+n : (i+1)*nPad])
+	}
+	st := growTo(&sc.st, keyTile*nPad)
+	p := growTo(&sc.p, n4*keyTile)
+	last := it.last()
+	for j0 := 0; j0 <= last; j0 += keyTile {
+		j1 := min(j0+keyTile, last+1)
+		nk := j1 - j0
+		ks, vs, stride := it.kv.block(j0, j1, it.g*hd, hd, sc.kb, sc.vb)
+		s := st[:nk*nPad]
+		clear(s)
+		ops.MulAdd(s, nPad, ks, stride, 1, qt, nPad, nk, nPad, hd)
+		// Gather each row's scores (a column of s) into P, row r nk apart;
+		// masked keys get weight 0.
+		for r := range n {
+			pr := p[r*nk : (r+1)*nk]
+			m := max(0, min(nk, it.visible(r, j0)))
+			bm := sc.mx[r]
+			for j := range m {
+				x := s[j*nPad+r]
+				pr[j] = x
+				if x > bm {
+					bm = x
+				}
+			}
+			clear(pr[m:])
+			if m == 0 {
+				continue
+			}
+			it.raise(r, bm)
+			sc.sum[r] += ops.ExpSub(pr[:m], bm)
+		}
+		clear(p[n*nk : n4*nk])
+		ops.MulAdd(sc.acc, hd, p, nk, 1, vs, stride, n4, hd, nk)
+	}
+}
+
+// finish writes the item's normalised rows to out.
+func (it *attnItem) finish(out []float32) {
+	a, sc, hd := it.a, it.sc, it.a.HeadDim
+	for r := range it.n {
+		t, h := it.row(r)
+		dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+		inv := float32(1 / sc.sum[r])
+		for i, v := range sc.acc[r*hd : (r+1)*hd] {
+			dst[i] = v * inv
+		}
+	}
+}
+
 // attnScratch is the working memory of one Attend work chunk, recycled
-// so that decoding a token allocates nothing per layer.
+// so that decoding a token allocates nothing per layer: the accumulated
+// rows, running maxima and sums, fp16 blocks converted, and Qᵀ, Sᵀ and P.
 type attnScratch struct {
-	acc, mx, scores, kb, vb []float32
-	sum                     []float64
+	acc, mx, kb, vb, qt, st, p []float32
+	sum                        []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(attnScratch) }}
+
+// roundUp returns n rounded up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // growTo returns (*b)[:n], reallocating when the capacity is short.
 func growTo[T any](b *[]T, n int) []T {

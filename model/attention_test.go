@@ -47,7 +47,9 @@ func naiveAttend(a *Attention, out, q, k, v []float32, nTok, pos0 int) {
 
 // TestAttend compares the tiled online-softmax attention with the naive
 // reference, for float32 and fp16 caches, across tile boundaries and with
-// a cache already holding earlier positions.
+// a cache already holding earlier positions. The shapes include work items
+// of 1 to 128 query rows, counts off the kernels' 4-row and 16-column
+// tiles, GQA groups of 1 to 8 and head dimensions 8 to 256.
 func TestAttend(t *testing.T) {
 	pool := kernels.NewPool(2)
 	defer pool.Close()
@@ -58,6 +60,14 @@ func TestAttend(t *testing.T) {
 		{4, 2, 16, 37, 0},
 		{8, 2, 32, 70, 100},
 		{3, 3, 8, 16, 64},
+		{16, 8, 128, 40, 0},
+		{16, 8, 128, 1, 300},
+		{16, 8, 128, 3, 190},
+		{8, 1, 64, 20, 70},
+		{6, 2, 64, 3, 50},
+		{4, 4, 256, 5, 10},
+		{2, 2, 256, 24, 3},
+		{5, 5, 16, 1, 200},
 	} {
 		a := &Attention{Heads: tc.heads, KVHeads: tc.kvHeads, HeadDim: tc.hd, Scale: DefaultScale(tc.hd)}
 		n := tc.pos0 + tc.nt
@@ -154,5 +164,43 @@ func BenchmarkAttendPrefill(b *testing.B) {
 				a.Attend(pool, out, q, kv, nt, pos0)
 			}
 		})
+	}
+}
+
+// BenchmarkAttend times one layer of the bonsai-1.7b shape (16 query heads,
+// 8 KV heads, head dimension 128) on one thread: a 512-token prefill from
+// position 0 and one decoded token at position 4096.
+func BenchmarkAttend(b *testing.B) {
+	pool := kernels.NewPool(1)
+	defer pool.Close()
+	const heads, kvHeads, hd = 16, 8, 128
+	a := &Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: DefaultScale(hd)}
+	for _, bc := range []struct {
+		name      string
+		nTok, pos int
+	}{{"prefill512", 512, 0}, {"decode4096", 1, 4096}} {
+		for _, typ := range []string{KVF32, KVF16} {
+			b.Run(bc.name+"/"+typ, func(b *testing.B) {
+				n := bc.pos + bc.nTok
+				caches, _ := NewKV(1, n, kvHeads*hd, typ)
+				kv := &caches[0]
+				rng := rand.New(rand.NewPCG(1, 1))
+				row := make([]float32, kvHeads*hd)
+				for p := range n {
+					for i := range row {
+						row[i] = float32(rng.NormFloat64())
+					}
+					kv.Store(p, row, row)
+				}
+				q := make([]float32, bc.nTok*heads*hd)
+				for i := range q {
+					q[i] = float32(rng.NormFloat64())
+				}
+				out := make([]float32, len(q))
+				for b.Loop() {
+					a.Attend(pool, out, q, kv, bc.nTok, bc.pos)
+				}
+			})
+		}
 	}
 }
