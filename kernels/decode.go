@@ -39,21 +39,3 @@ func q4kScale(sc []byte, i int) (s, m uint8) {
 	}
 	return sc[i+4]&15 | sc[i-4]>>6<<4, sc[i+4]>>4 | sc[i]>>6<<4
 }
-
-// q6kValue returns the signed 6-bit code and scale index of element t·32+l
-// in half h of a Q6_K block.
-func q6kValue(blk []byte, h, t, l int) (q int, is int) {
-	ql, qh := blk[64*h:], blk[128+32*h:]
-	var lo uint8
-	switch t {
-	case 0:
-		lo = ql[l] & 15
-	case 1:
-		lo = ql[l+32] & 15
-	case 2:
-		lo = ql[l] >> 4
-	default:
-		lo = ql[l+32] >> 4
-	}
-	return int(lo|(qh[l]>>(2*t)&3)<<4) - 32, 8*h + l/16 + 2*t
-}

@@ -77,22 +77,26 @@ func dotQ6_KGo(w []byte, a *Acts, i int) float32 {
 	q, d, _ := actRow(a, actQ8_K, i)
 	var sum float32
 	for b, k0 := 0, 0; b+210 <= len(w); b, k0 = b+210, k0+8 {
-		blk := w[b : b+210]
+		blk := (*[210]byte)(w[b : b+210])
 		dw := fp16(blk[208:])
 		for h := range 2 {
-			for t := range 4 {
-				k := k0 + 4*h + t
-				x := q[k*qk : k*qk+qk]
-				var t0, t1 int32
-				for l := range 16 {
-					v0, _ := q6kValue(blk, h, t, l)
-					v1, _ := q6kValue(blk, h, t, l+16)
-					t0 += int32(v0) * int32(x[l])
-					t1 += int32(v1) * int32(x[l+16])
-				}
-				is := 8*h + 2*t
-				isum := int32(int8(blk[192+is]))*t0 + int32(int8(blk[193+is]))*t1
-				sum += dw * d[k] * float32(isum)
+			// Byte l of ql and qh holds four elements of this 128-element
+			// half, 32 apart: decoding them together reads each byte once.
+			ql, qh := (*[64]byte)(blk[64*h:]), (*[32]byte)(blk[128+32*h:])
+			x := (*[128]int8)(q[(k0+4*h)*qk:])
+			var t [4][2]int32 // [32-block][16-element scale group]
+			for l := range 32 {
+				lo, hi, c := ql[l], ql[l+32], qh[l]
+				g := l >> 4
+				t[0][g] += (int32(lo&15|c&3<<4) - 32) * int32(x[l])
+				t[1][g] += (int32(hi&15|c>>2&3<<4) - 32) * int32(x[32+l])
+				t[2][g] += (int32(lo>>4|c>>4&3<<4) - 32) * int32(x[64+l])
+				t[3][g] += (int32(hi>>4|c>>6<<4) - 32) * int32(x[96+l])
+			}
+			for tt := range 4 {
+				is := 192 + 8*h + 2*tt
+				isum := int32(int8(blk[is]))*t[tt][0] + int32(int8(blk[is+1]))*t[tt][1]
+				sum += dw * d[k0+4*h+tt] * float32(isum)
 			}
 		}
 	}
