@@ -19,9 +19,10 @@ import "math"
 // table load, an activation load, a multiply and an add.
 //
 // Each 32-element block of words ends in a tail word that carries the
-// block's activation scale d in its low 32 bits and −s (s = Σq) in lane
-// 48, where it joins the sum for free: Σ (c−1)·q = Σ c·q − s. The low bits
-// add less than 2^32 to the lower lanes. The tail keeps one slice, not
+// block's activation scale d in its low 32 bits, the 2^47 bias and −s
+// (s = Σq) in lane 48, where both join the sum for free:
+// Σ (c−1)·q = Σ c·q − s. The low bits add less than 2^32 to the lower
+// lanes. The tail keeps one slice, not
 // three, in the inner loops, whose bounds checks and slicing would
 // otherwise cost as much as the products.
 //
@@ -83,16 +84,19 @@ func word16(a, b, c, d int64) uint64 {
 
 // tail is the tail word of a block with scale d and sum s.
 func tail(d float32, s int32) uint64 {
-	return uint64(-int64(s))<<48 + uint64(math.Float32bits(d))
+	return uint64(-int64(s))<<48 + bias + uint64(math.Float32bits(d))
 }
 
 // tailScale returns the scale of tail word t.
 func tailScale(t uint64) float32 { return math.Float32frombits(uint32(t)) }
 
-// lane48 returns the signed 16-bit lane at bit 48 of a sum of products of
-// word16 words with a 16-bit-lane table, whose lower lanes sum to less
-// than 2^47 in magnitude.
-func lane48(p uint64) int32 { return int32(int64(p+1<<47) >> 48) }
+// bias, added to a sum of products of word16 words with a 16-bit-lane
+// table whose lower lanes sum to less than 2^47 in magnitude, undoes their
+// borrow from lane 48. Tail words carry it, so that a block pays no add.
+const bias = 1 << 47
+
+// lane48 returns the signed 16-bit lane at bit 48 of such a biased sum.
+func lane48(p uint64) int32 { return int32(int64(p) >> 48) }
 
 // q2x4 is the sum of four code bytes' products with their words.
 func q2x4(c *[4]byte, y *[4]uint64) uint64 {
@@ -266,13 +270,13 @@ func dotTQ2_0Swar(w []byte, x []uint64) float32 {
 	var sum float32
 	for i := range min(len(w)/66, len(x)/65) {
 		blk, y := (*[66]byte)(w[66*i:]), (*[65]uint64)(x[65*i:])
-		v := lane48(q2x4((*[4]byte)(blk[0:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[4:]), (*[4]uint64)(y[4:])) +
+		v := lane48(bias + q2x4((*[4]byte)(blk[0:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[4:]), (*[4]uint64)(y[4:])) +
 			q2x4((*[4]byte)(blk[8:]), (*[4]uint64)(y[8:])) + q2x4((*[4]byte)(blk[12:]), (*[4]uint64)(y[12:])))
-		v += lane48(q2x4((*[4]byte)(blk[16:]), (*[4]uint64)(y[16:])) + q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[20:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[16:]), (*[4]uint64)(y[16:])) + q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[20:])) +
 			q2x4((*[4]byte)(blk[24:]), (*[4]uint64)(y[24:])) + q2x4((*[4]byte)(blk[28:]), (*[4]uint64)(y[28:])))
-		v += lane48(q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[32:])) + q2x4((*[4]byte)(blk[36:]), (*[4]uint64)(y[36:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[32:])) + q2x4((*[4]byte)(blk[36:]), (*[4]uint64)(y[36:])) +
 			q2x4((*[4]byte)(blk[40:]), (*[4]uint64)(y[40:])) + q2x4((*[4]byte)(blk[44:]), (*[4]uint64)(y[44:])))
-		v += lane48(q2x4((*[4]byte)(blk[48:]), (*[4]uint64)(y[48:])) + q2x4((*[4]byte)(blk[52:]), (*[4]uint64)(y[52:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[48:]), (*[4]uint64)(y[48:])) + q2x4((*[4]byte)(blk[52:]), (*[4]uint64)(y[52:])) +
 			q2x4((*[4]byte)(blk[56:]), (*[4]uint64)(y[56:])) + q2x4((*[4]byte)(blk[60:]), (*[4]uint64)(y[60:])))
 		v -= int32(y[64] >> 32)
 		sum += float32(v) * (tailScale(y[64]) * scale16((*[2]byte)(blk[64:])))
