@@ -19,9 +19,10 @@ import "math"
 // table load, an activation load, a multiply and an add.
 //
 // Each 32-element block of words ends in a tail word that carries the
-// block's activation scale d in its low 32 bits and −s (s = Σq) in lane
-// 48, where it joins the sum for free: Σ (c−1)·q = Σ c·q − s. The low bits
-// add less than 2^32 to the lower lanes. The tail keeps one slice, not
+// block's activation scale d in its low 32 bits, the 2^47 bias and −s
+// (s = Σq) in lane 48, where both join the sum for free:
+// Σ (c−1)·q = Σ c·q − s. The low bits add less than 2^32 to the lower
+// lanes. The tail keeps one slice, not
 // three, in the inner loops, whose bounds checks and slicing would
 // otherwise cost as much as the products.
 //
@@ -83,20 +84,25 @@ func word16(a, b, c, d int64) uint64 {
 
 // tail is the tail word of a block with scale d and sum s.
 func tail(d float32, s int32) uint64 {
-	return uint64(-int64(s))<<48 + uint64(math.Float32bits(d))
+	return uint64(-int64(s))<<48 + bias + uint64(math.Float32bits(d))
 }
 
 // tailScale returns the scale of tail word t.
 func tailScale(t uint64) float32 { return math.Float32frombits(uint32(t)) }
 
-// lane48 returns the signed 16-bit lane at bit 48 of a sum of products of
-// word16 words with a 16-bit-lane table, whose lower lanes sum to less
-// than 2^47 in magnitude.
-func lane48(p uint64) int32 { return int32(int64(p+1<<47) >> 48) }
+// bias, added to a sum of products of word16 words with a 16-bit-lane
+// table whose lower lanes sum to less than 2^47 in magnitude, undoes their
+// borrow from lane 48. Tail words carry it, so that a block pays no add.
+const bias = 1 << 47
 
-// q2x4 is the sum of four code bytes' products with their words.
+// lane48 returns the signed 16-bit lane at bit 48 of such a biased sum.
+func lane48(p uint64) int32 { return int32(int64(p) >> 48) }
+
+// q2x4 is the sum of four code bytes' products with their words. It loads
+// the bytes in pairs: a load and a shift cost less than two loads.
 func q2x4(c *[4]byte, y *[4]uint64) uint64 {
-	return codes2[c[0]]*y[0] + codes2[c[1]]*y[1] + codes2[c[2]]*y[2] + codes2[c[3]]*y[3]
+	c01, c23 := uint32(c[0])|uint32(c[1])<<8, uint32(c[2])|uint32(c[3])<<8
+	return codes2[uint8(c01)]*y[0] + codes2[c01>>8]*y[1] + codes2[uint8(c23)]*y[2] + codes2[c23>>8]*y[3]
 }
 
 // q1x2 is the sum of two Q1_0 code bytes' products with their words, one
@@ -107,15 +113,17 @@ func q1x2(c *[2]byte, y *[4]uint64) uint64 {
 }
 
 // scale16 is fp16 for the block scales, without a call: a float32 with
-// the binary16 exponent and mantissa bits, times 2^112, is the value
-// (subnormals included); Inf and NaN keep an all-ones exponent.
+// the binary16 sign, exponent and mantissa bits, times 2^112, is the value
+// (subnormals included); Inf and NaN keep an all-ones exponent. One
+// arithmetic shift of the half in the top bits places all three fields;
+// the mask clears the sign's copies.
 func scale16(b *[2]byte) float32 {
-	h := uint32(b[0]) | uint32(b[1])<<8
-	m := h & 0x7fff << 13
-	if m >= 0x7c00<<13 {
+	h := uint32(b[0])<<16 | uint32(b[1])<<24
+	m := uint32(int32(h)>>3) & 0x8fffe000
+	if h<<1 >= 0x7c00<<17 {
 		m |= 0x7f800000
 	}
-	return math.Float32frombits(math.Float32bits(math.Float32frombits(m)*0x1p112) | h&0x8000<<16)
+	return math.Float32frombits(m) * 0x1p112
 }
 
 // buildQ2_0Swar writes, per 32-element block, one word per four
@@ -178,22 +186,29 @@ func dotQ2_0Swar(w []byte, x []uint64) float32 {
 	return sum
 }
 
-// dotQ2_0g64Swar is dotQ2_0Swar for 64-element blocks, two per step
-// where it can (the step's bounds checks cost as much as half a block).
+// dotQ2_0g64Swar is dotQ2_0Swar for 64-element blocks, four per step
+// where it can: a step's bounds checks and loop cost as much as a block.
 func dotQ2_0g64Swar(w []byte, x []uint64) float32 {
 	var sum float32
 	n := min(len(w)/18, len(x)/18)
-	for i := 0; i+2 <= n; i += 2 {
-		blk, y := (*[36]byte)(w[18*i:]), (*[36]uint64)(x[18*i:])
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		blk, y := (*[72]byte)(w[18*i:]), (*[72]uint64)(x[18*i:])
 		v0 := lane48(q2x4((*[4]byte)(blk[2:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[6:]), (*[4]uint64)(y[4:])) + y[8])
 		v1 := lane48(q2x4((*[4]byte)(blk[10:]), (*[4]uint64)(y[9:])) + q2x4((*[4]byte)(blk[14:]), (*[4]uint64)(y[13:])) + y[17])
 		sum += scale16((*[2]byte)(blk[0:])) * (tailScale(y[8])*float32(v0) + tailScale(y[17])*float32(v1))
 		v0 = lane48(q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[18:])) + q2x4((*[4]byte)(blk[24:]), (*[4]uint64)(y[22:])) + y[26])
 		v1 = lane48(q2x4((*[4]byte)(blk[28:]), (*[4]uint64)(y[27:])) + q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[31:])) + y[35])
 		sum += scale16((*[2]byte)(blk[18:])) * (tailScale(y[26])*float32(v0) + tailScale(y[35])*float32(v1))
+		v0 = lane48(q2x4((*[4]byte)(blk[38:]), (*[4]uint64)(y[36:])) + q2x4((*[4]byte)(blk[42:]), (*[4]uint64)(y[40:])) + y[44])
+		v1 = lane48(q2x4((*[4]byte)(blk[46:]), (*[4]uint64)(y[45:])) + q2x4((*[4]byte)(blk[50:]), (*[4]uint64)(y[49:])) + y[53])
+		sum += scale16((*[2]byte)(blk[36:])) * (tailScale(y[44])*float32(v0) + tailScale(y[53])*float32(v1))
+		v0 = lane48(q2x4((*[4]byte)(blk[56:]), (*[4]uint64)(y[54:])) + q2x4((*[4]byte)(blk[60:]), (*[4]uint64)(y[58:])) + y[62])
+		v1 = lane48(q2x4((*[4]byte)(blk[64:]), (*[4]uint64)(y[63:])) + q2x4((*[4]byte)(blk[68:]), (*[4]uint64)(y[67:])) + y[71])
+		sum += scale16((*[2]byte)(blk[54:])) * (tailScale(y[62])*float32(v0) + tailScale(y[71])*float32(v1))
 	}
-	if n%2 != 0 {
-		blk, y := (*[18]byte)(w[18*(n-1):]), (*[18]uint64)(x[18*(n-1):])
+	for ; i < n; i++ {
+		blk, y := (*[18]byte)(w[18*i:]), (*[18]uint64)(x[18*i:])
 		v0 := lane48(q2x4((*[4]byte)(blk[2:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[6:]), (*[4]uint64)(y[4:])) + y[8])
 		v1 := lane48(q2x4((*[4]byte)(blk[10:]), (*[4]uint64)(y[9:])) + q2x4((*[4]byte)(blk[14:]), (*[4]uint64)(y[13:])) + y[17])
 		sum += scale16((*[2]byte)(blk[0:])) * (tailScale(y[8])*float32(v0) + tailScale(y[17])*float32(v1))
@@ -266,13 +281,13 @@ func dotTQ2_0Swar(w []byte, x []uint64) float32 {
 	var sum float32
 	for i := range min(len(w)/66, len(x)/65) {
 		blk, y := (*[66]byte)(w[66*i:]), (*[65]uint64)(x[65*i:])
-		v := lane48(q2x4((*[4]byte)(blk[0:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[4:]), (*[4]uint64)(y[4:])) +
+		v := lane48(bias + q2x4((*[4]byte)(blk[0:]), (*[4]uint64)(y[0:])) + q2x4((*[4]byte)(blk[4:]), (*[4]uint64)(y[4:])) +
 			q2x4((*[4]byte)(blk[8:]), (*[4]uint64)(y[8:])) + q2x4((*[4]byte)(blk[12:]), (*[4]uint64)(y[12:])))
-		v += lane48(q2x4((*[4]byte)(blk[16:]), (*[4]uint64)(y[16:])) + q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[20:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[16:]), (*[4]uint64)(y[16:])) + q2x4((*[4]byte)(blk[20:]), (*[4]uint64)(y[20:])) +
 			q2x4((*[4]byte)(blk[24:]), (*[4]uint64)(y[24:])) + q2x4((*[4]byte)(blk[28:]), (*[4]uint64)(y[28:])))
-		v += lane48(q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[32:])) + q2x4((*[4]byte)(blk[36:]), (*[4]uint64)(y[36:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[32:]), (*[4]uint64)(y[32:])) + q2x4((*[4]byte)(blk[36:]), (*[4]uint64)(y[36:])) +
 			q2x4((*[4]byte)(blk[40:]), (*[4]uint64)(y[40:])) + q2x4((*[4]byte)(blk[44:]), (*[4]uint64)(y[44:])))
-		v += lane48(q2x4((*[4]byte)(blk[48:]), (*[4]uint64)(y[48:])) + q2x4((*[4]byte)(blk[52:]), (*[4]uint64)(y[52:])) +
+		v += lane48(bias + q2x4((*[4]byte)(blk[48:]), (*[4]uint64)(y[48:])) + q2x4((*[4]byte)(blk[52:]), (*[4]uint64)(y[52:])) +
 			q2x4((*[4]byte)(blk[56:]), (*[4]uint64)(y[56:])) + q2x4((*[4]byte)(blk[60:]), (*[4]uint64)(y[60:])))
 		v -= int32(y[64] >> 32)
 		sum += float32(v) * (tailScale(y[64]) * scale16((*[2]byte)(blk[64:])))
