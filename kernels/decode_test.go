@@ -135,8 +135,10 @@ func TestQuantizeQ8_KSIMD(t *testing.T) {
 
 // TestRowsKernels checks the decode kernels that loop over rows (rows in
 // pairs, i with i+nr/2, and an odd last row) against one single-row call
-// per row, bit for bit, for every row count up to 9 and row lengths with
-// and without the tails that the plane layouts leave to other kernels.
+// per row, bit for bit, for every row count up to 9, every block count up
+// to 11 (every way the loops split a row) and longer rows with and without
+// the tails that the plane layouts leave to other kernels; rows outside
+// the range must stay untouched.
 func TestRowsKernels(t *testing.T) {
 	if len(rowsKernels) == 0 || hwTier < tierAVX512 {
 		t.Skip("no row-looping decode kernels in this build or on this CPU")
@@ -149,12 +151,19 @@ func TestRowsKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	p := NewPool(1)
 	defer p.Close()
+	const untouched = -7.5
 	for f, rk := range rowsKernels {
 		dot, _ := kernelsFor(f).pick(tierAVX512)
-		for _, cols := range []int{256, 512, 1152, 1280, 2560} {
-			if cols%f.BlockElems != 0 {
-				continue
+		var lengths []int
+		for nb := 1; nb <= 11; nb++ {
+			lengths = append(lengths, nb*f.BlockElems)
+		}
+		for _, cols := range []int{1280, 2560} {
+			if cols%f.BlockElems == 0 {
+				lengths = append(lengths, cols)
 			}
+		}
+		for _, cols := range lengths {
 			w := randMatrix(t, f, 9, cols, rng)
 			var a Acts
 			p.Quantize(&a, randActs(1, cols, rng), 1, cols)
@@ -162,11 +171,17 @@ func TestRowsKernels(t *testing.T) {
 			p.MatMulActs(dst, w, &a) // builds the layouts
 			for nr := 1; nr <= w.Rows; nr++ {
 				for lo := 0; lo+nr <= w.Rows; lo += nr {
-					clear(dst)
+					for r := range dst {
+						dst[r] = untouched
+					}
 					rk(dst, w, &a, lo, lo+nr)
-					for r := lo; r < lo+nr; r++ {
-						if want := dot(w.row(r), &a, 0); math.Float32bits(dst[r]) != math.Float32bits(want) {
-							t.Fatalf("%s cols %d rows [%d,%d) row %d: got %g, single-row kernel %g", f, cols, lo, lo+nr, r, dst[r], want)
+					for r := range w.Rows {
+						want := float32(untouched)
+						if r >= lo && r < lo+nr {
+							want = dot(w.row(r), &a, 0)
+						}
+						if math.Float32bits(dst[r]) != math.Float32bits(want) {
+							t.Fatalf("%s cols %d rows [%d,%d) row %d: got %g, want %g", f, cols, lo, lo+nr, r, dst[r], want)
 						}
 					}
 				}
