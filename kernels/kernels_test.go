@@ -585,16 +585,21 @@ func FuzzTiers(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// One to four activation rows: the matrix-vector kernels and,
+			// for n > 1, the GEMM.
+			n := 1 + int(uint64(seed)%4)
 			var a Acts
-			p.Quantize(&a, randActs(1, w.Cols, rng), 1, w.Cols)
+			p.Quantize(&a, randActs(n, w.Cols, rng), n, w.Cols)
 			for _, name := range tiers() {
 				restore, _ := useTier(name)
-				dst := make([]float32, 1)
+				dst := make([]float32, n)
 				p.MatMulActs(dst, w, &a)
 				restore()
-				ref, mag := exactRef(p, w, &a, 0, 0)
-				if math.Abs(float64(dst[0])-ref) > bound(fm, w.Cols)*0x1p-23*mag+1e-30 {
-					t.Fatalf("%s tier %s: got %g want %g", fm, name, dst[0], ref)
+				for i := range n {
+					ref, mag := exactRef(p, w, &a, i, 0)
+					if math.Abs(float64(dst[i])-ref) > bound(fm, w.Cols)*0x1p-23*mag+1e-30 {
+						t.Fatalf("%s tier %s row %d of %d: got %g want %g", fm, name, i, n, dst[i], ref)
+					}
 				}
 			}
 		}
