@@ -139,24 +139,37 @@ func planeRow(a *Acts, l planeLayout, i int) (*int8, *int32, *float32) {
 //go:noescape
 func q2gpAVX512(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32)
 
-// q2gRows computes len(dst) Q2_0_g64 rows of rb bytes each from w on with
-// activation row i: the plane kernel over the whole 256-element chunks,
-// then the old single-row kernel adds each row's remaining blocks.
-func q2gRows(dst []float32, w []byte, rb int, a *Acts, i int) {
+// chunkRows computes len(dst) rows of rb bytes each (18-byte blocks:
+// Q2_0_g64, Q1_0) from w on with activation row i: kern, the plane kernel
+// of layout l, over the whole chunks of four blocks, then tail, an older
+// single-row kernel, adds each row's remaining blocks from the SIMD layout
+// (reordered for Q2_0_g64's codes).
+func chunkRows(dst []float32, w []byte, rb int, a *Acts, i int, l planeLayout,
+	kern func(w *byte, rb, nr, nc int, q *int8, sz *int32, ds *float32, dst *float32),
+	tail func(w *byte, nb int, q *int8, sz *int32, ds *float32) float32, reordered bool) {
 	nb := rb / 18
 	nc := nb / 4
 	if nc > 0 {
-		q, sz, ds := planeRow(a, planeQ2, i)
-		q2gpAVX512(&w[0], rb, len(dst), nc, q, sz, ds, &dst[0])
+		q, sz, ds := planeRow(a, l, i)
+		kern(&w[0], rb, len(dst), nc, q, sz, ds, &dst[0])
 	} else {
 		clear(dst)
 	}
 	if nb > 4*nc {
-		q, sz, ds := simdRow(a, actQ8_0, i, 256*nc, true)
+		q, sz, ds := simdRow(a, actQ8_0, i, planeInfo[l].chunk*nc, reordered)
 		for r := range dst {
-			dst[r] += q2AVX512(&w[r*rb+72*nc], nb-4*nc, 2, q, sz, ds)
+			dst[r] += tail(&w[r*rb+72*nc], nb-4*nc, q, sz, ds)
 		}
 	}
+}
+
+// q2gTail is the single-row Q2_0_g64 kernel (two 32-blocks per block).
+func q2gTail(w *byte, nb int, q *int8, sz *int32, ds *float32) float32 {
+	return q2AVX512(w, nb, 2, q, sz, ds)
+}
+
+func q2gRows(dst []float32, w []byte, rb int, a *Acts, i int) {
+	chunkRows(dst, w, rb, a, i, planeQ2, q2gpAVX512, q2gTail, true)
 }
 
 func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
@@ -196,24 +209,8 @@ func rowsTQ2_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
 	tq2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/66, q, sz, ds, &dst[lo])
 }
 
-// q1Rows computes len(dst) Q1_0 rows of rb bytes each from w on with
-// activation row i: the plane kernel over the whole 512-element chunks,
-// then the old single-row kernel adds each row's remaining blocks.
 func q1Rows(dst []float32, w []byte, rb int, a *Acts, i int) {
-	nb := rb / 18
-	nc := nb / 4
-	if nc > 0 {
-		q, sz, ds := planeRow(a, planeQ1, i)
-		q1pAVX512(&w[0], rb, len(dst), nc, q, sz, ds, &dst[0])
-	} else {
-		clear(dst)
-	}
-	if nb > 4*nc {
-		q, sz, ds := simdRow(a, actQ8_0, i, 512*nc, false)
-		for r := range dst {
-			dst[r] += q1AVX512(&w[r*rb+72*nc], nb-4*nc, q, sz, ds)
-		}
-	}
+	chunkRows(dst, w, rb, a, i, planeQ1, q1pAVX512, q1AVX512, false)
 }
 
 func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
