@@ -1,5 +1,5 @@
 // Constants shared by the assembly kernels; each .s file includes its own
-// static copy. Byte masks of 3 and 2, int16 ones, per-qword shift
+// static copy. Byte masks of 3, 2 and 0x0f (nibbles), int16 ones, per-qword shift
 // counts that unpack Q2_0 codes (qword i of a broadcast holds code i of each
 // byte after the shift), the VPERMQ index that spreads two 8-byte groups
 // over the halves of a ZMM, the Q1_0 bit-expansion tables, the trit
@@ -16,6 +16,12 @@ DATA mask3<>+40(SB)/8, $0x0303030303030303
 DATA mask3<>+48(SB)/8, $0x0303030303030303
 DATA mask3<>+56(SB)/8, $0x0303030303030303
 GLOBL mask3<>(SB), RODATA|NOPTR, $64
+
+DATA m0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA m0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA m0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA m0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL m0f<>(SB), RODATA|NOPTR, $32
 
 DATA twos<>+0(SB)/8, $0x0202020202020202
 DATA twos<>+8(SB)/8, $0x0202020202020202

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "consts_amd64.h"
 
 // gemmAVX512 is the GEMM micro-kernel (see gemm.go and gemmCall): four
 // activation rows (int8 slots at R10–R13, blocks at R8, R9, AX, DX)
@@ -175,26 +176,8 @@ DATA gemmlanes<>+48(SB)/8, $0x0000000d0000000c
 DATA gemmlanes<>+56(SB)/8, $0x0000000f0000000e
 GLOBL gemmlanes<>(SB), RODATA|NOPTR, $64
 
-// Byte masks 3 and 2, bytes 1 and the trit thresholds 85 and 170.
-DATA gemmm3<>+0(SB)/8, $0x0303030303030303
-DATA gemmm3<>+8(SB)/8, $0x0303030303030303
-DATA gemmm3<>+16(SB)/8, $0x0303030303030303
-DATA gemmm3<>+24(SB)/8, $0x0303030303030303
-DATA gemmm3<>+32(SB)/8, $0x0303030303030303
-DATA gemmm3<>+40(SB)/8, $0x0303030303030303
-DATA gemmm3<>+48(SB)/8, $0x0303030303030303
-DATA gemmm3<>+56(SB)/8, $0x0303030303030303
-GLOBL gemmm3<>(SB), RODATA|NOPTR, $64
-
-DATA gemmm2<>+0(SB)/8, $0x0202020202020202
-DATA gemmm2<>+8(SB)/8, $0x0202020202020202
-DATA gemmm2<>+16(SB)/8, $0x0202020202020202
-DATA gemmm2<>+24(SB)/8, $0x0202020202020202
-DATA gemmm2<>+32(SB)/8, $0x0202020202020202
-DATA gemmm2<>+40(SB)/8, $0x0202020202020202
-DATA gemmm2<>+48(SB)/8, $0x0202020202020202
-DATA gemmm2<>+56(SB)/8, $0x0202020202020202
-GLOBL gemmm2<>(SB), RODATA|NOPTR, $64
+// Bytes of 1 (byte masks 3 and 2 and the trit thresholds 85 and 170 are
+// consts_amd64.h's mask3, twos, c85 and c170).
 
 DATA gemmone<>+0(SB)/8, $0x0101010101010101
 DATA gemmone<>+8(SB)/8, $0x0101010101010101
@@ -205,26 +188,6 @@ DATA gemmone<>+40(SB)/8, $0x0101010101010101
 DATA gemmone<>+48(SB)/8, $0x0101010101010101
 DATA gemmone<>+56(SB)/8, $0x0101010101010101
 GLOBL gemmone<>(SB), RODATA|NOPTR, $64
-
-DATA gemmc85<>+0(SB)/8, $0x5555555555555555
-DATA gemmc85<>+8(SB)/8, $0x5555555555555555
-DATA gemmc85<>+16(SB)/8, $0x5555555555555555
-DATA gemmc85<>+24(SB)/8, $0x5555555555555555
-DATA gemmc85<>+32(SB)/8, $0x5555555555555555
-DATA gemmc85<>+40(SB)/8, $0x5555555555555555
-DATA gemmc85<>+48(SB)/8, $0x5555555555555555
-DATA gemmc85<>+56(SB)/8, $0x5555555555555555
-GLOBL gemmc85<>(SB), RODATA|NOPTR, $64
-
-DATA gemmc170<>+0(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+8(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+16(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+24(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+32(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+40(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+48(SB)/8, $0xaaaaaaaaaaaaaaaa
-DATA gemmc170<>+56(SB)/8, $0xaaaaaaaaaaaaaaaa
-GLOBL gemmc170<>(SB), RODATA|NOPTR, $64
 
 // VPMULTISHIFTQB controls: gemmq2s<t> puts bits 8t+2u of a dword (code u
 // of byte t) in byte u; gemmq1s<t> puts bit 4t+u in bit 1 of byte u.
@@ -396,7 +359,7 @@ GLOBL gemmq1s7<>(SB), RODATA|NOPTR, $64
 	VMOVDQU64 gemmq2s1<>(SB), Z21 \
 	VMOVDQU64 gemmq2s2<>(SB), Z22 \
 	VMOVDQU64 gemmq2s3<>(SB), Z23 \
-	VMOVDQU64 gemmm3<>(SB), Z24 \
+	VMOVDQU64 mask3<>(SB), Z24 \
 loop: \
 	SCALES(0, 0) \
 	LEAQ 2(SI), R8 \
@@ -435,7 +398,7 @@ TEXT ·unpackQ1AVX512(SB), NOSPLIT, $0-40
 	VMOVDQU64 gemmq1s5<>(SB), Z21
 	VMOVDQU64 gemmq1s6<>(SB), Z22
 	VMOVDQU64 gemmq1s7<>(SB), Z23
-	VMOVDQU64 gemmm2<>(SB), Z25
+	VMOVDQU64 twos<>(SB), Z25
 
 unpackq1_block:
 	SCALES(0, 0)
@@ -484,7 +447,7 @@ inner: \
 // func unpackTQ2AVX512(dst *byte, ws *float32, src *byte, rb, nb int)
 TEXT ·unpackTQ2AVX512(SB), NOSPLIT, $0-40
 	UNPACKINIT
-	VMOVDQU64 gemmm3<>(SB), Z24
+	VMOVDQU64 mask3<>(SB), Z24
 
 unpacktq2_block:
 	SCALES(62, 16)
@@ -524,8 +487,8 @@ unpacktq2_block:
 #define TRITINIT \
 	UNPACKINIT \
 	VMOVDQU64 gemmone<>(SB), Z26 \
-	VMOVDQU64 gemmc85<>(SB), Z27 \
-	VMOVDQU64 gemmc170<>(SB), Z28
+	VMOVDQU64 c85<>(SB), Z27 \
+	VMOVDQU64 c170<>(SB), Z28
 
 // func unpackTQ1AVX512(dst *byte, ws *float32, src *byte, rb, nb int)
 //

@@ -3,15 +3,10 @@
 #include "textflag.h"
 #include "consts_amd64.h"
 
-// Constants of the Q4_0 and Q4_K kernels: the nibble mask, Q4_0's offset 8
-// in every byte, and per Q4_K sub-block j the VPSHUFB control that spreads
-// int16 scale j over every word of both 128-bit lanes.
-
-DATA k4m0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k4m0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k4m0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA k4m0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL k4m0f<>(SB), RODATA|NOPTR, $32
+// Constants of the Q4_0 and Q4_K kernels (the nibble mask m0f is in
+// consts_amd64.h): Q4_0's offset 8 in every byte, and per Q4_K sub-block j
+// the VPSHUFB control that spreads int16 scale j over every word of both
+// 128-bit lanes.
 
 DATA k4b8<>+0(SB)/8, $0x0808080808080808
 DATA k4b8<>+8(SB)/8, $0x0808080808080808
@@ -62,7 +57,7 @@ TEXT ·q40AVX2(SB), NOSPLIT, $0-36
 	MOVQ nb+8(FP), CX
 	MOVQ q+16(FP), DI
 	MOVQ d+24(FP), R9
-	VMOVDQU k4m0f<>(SB), Y15
+	VMOVDQU m0f<>(SB), Y15
 	VMOVDQU k4b8<>(SB), Y14
 	VMOVDQU ones16<>(SB), Y13
 	VXORPS  Y0, Y0, Y0
@@ -334,7 +329,7 @@ TEXT ·q4kAVX2(SB), NOSPLIT, $0-44
 	MOVQ q+16(FP), DI
 	MOVQ d+24(FP), R9
 	MOVQ s+32(FP), R8
-	VMOVDQU k4m0f<>(SB), Y15
+	VMOVDQU m0f<>(SB), Y15
 	VXORPS  Y0, Y0, Y0
 	TESTQ   CX, CX
 	JZ      q4k_done
@@ -412,7 +407,7 @@ TEXT ·q4kAVX512(SB), NOSPLIT, $32-44
 	MOVQ q+16(FP), DI
 	MOVQ d+24(FP), R9
 	MOVQ s+32(FP), R8
-	VMOVDQU64 k4m0f<>(SB), Y15
+	VMOVDQU64 m0f<>(SB), Y15
 	VMOVDQU64 k4gfh<>(SB), Y14
 	VPXORD Y0, Y0, Y0
 	VPXORD Y11, Y11, Y11

@@ -3,15 +3,10 @@
 #include "textflag.h"
 #include "consts_amd64.h"
 
-// Constants of the Q6_K kernel: nibble and bit-4/5 masks, the bias 32 in
-// every byte, and per sub-block group t the VPSHUFB control that spreads
-// int16 scale 2t over the low 128-bit lane and scale 2t+1 over the high one.
-
-DATA m0f<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA m0f<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA m0f<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
-DATA m0f<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
-GLOBL m0f<>(SB), RODATA|NOPTR, $32
+// Constants of the Q6_K kernel (the nibble mask m0f is in consts_amd64.h):
+// the bit-4/5 mask, the bias 32 in every byte, and per sub-block group t
+// the VPSHUFB control that spreads int16 scale 2t over the low 128-bit lane
+// and scale 2t+1 over the high one.
 
 DATA m30<>+0(SB)/8, $0x3030303030303030
 DATA m30<>+8(SB)/8, $0x3030303030303030
