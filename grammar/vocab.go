@@ -1,0 +1,153 @@
+package grammar
+
+import (
+	"cmp"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+)
+
+// A Vocab is a model's vocabulary prepared for masking: a trie of the
+// tokens' bytes, laid out in preorder so that a mask is one pass over an
+// array that skips every subtree the grammar rejects. It is immutable and
+// safe for concurrent use.
+type Vocab struct {
+	pieces []string // bytes of each token; "" for tokens with no text
+	eog    []int    // end-of-generation tokens
+
+	// trie, in preorder; node 0 is the root
+	edge  []byte  // byte on the edge into the node
+	depth []int32 // depth of the node (root 0)
+	skip  []int32 // the node after its subtree
+	first []int32 // tokens ending at node i: ids[first[i]:first[i+1]]
+	ids   []int32
+	deep  int // depth of the deepest node
+}
+
+// NewVocab prepares a vocabulary: pieces[id] are the bytes token id stands
+// for (raw bytes, as a tokenizer decodes a single token; "" for control
+// tokens, which a grammar never allows), and eog are the tokens that end a
+// generation, allowed exactly when the text is a complete sentence.
+func NewVocab(pieces []string, eog []int) *Vocab {
+	v := &Vocab{pieces: pieces, eog: slices.Clone(eog)}
+	order := make([]int32, 0, len(pieces))
+	for id, p := range pieces {
+		if p != "" {
+			order = append(order, int32(id))
+		}
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(strings.Compare(pieces[a], pieces[b]), cmp.Compare(a, b))
+	})
+	v.edge = append(v.edge, 0)
+	v.depth = append(v.depth, 0)
+	v.first = append(v.first, 0)
+	prev := ""
+	for _, id := range order {
+		p := pieces[id]
+		lcp := 0
+		for lcp < len(p) && lcp < len(prev) && p[lcp] == prev[lcp] {
+			lcp++
+		}
+		for i := lcp; i < len(p); i++ {
+			v.edge = append(v.edge, p[i])
+			v.depth = append(v.depth, int32(i+1))
+			v.first = append(v.first, int32(len(v.ids)))
+		}
+		v.ids = append(v.ids, id)
+		v.deep = max(v.deep, len(p))
+		prev = p
+	}
+	v.first = append(v.first, int32(len(v.ids)))
+	// skip[i] is the first later node no deeper than i.
+	v.skip = make([]int32, len(v.edge))
+	var open []int32
+	for i := range v.edge {
+		for len(open) > 0 && v.depth[open[len(open)-1]] >= v.depth[i] {
+			v.skip[open[len(open)-1]] = int32(i)
+			open = open[:len(open)-1]
+		}
+		open = append(open, int32(i))
+	}
+	for _, i := range open {
+		v.skip[i] = int32(len(v.edge))
+	}
+	return v
+}
+
+// Size is the number of tokens.
+func (v *Vocab) Size() int { return len(v.pieces) }
+
+// Piece returns the bytes of token id.
+func (v *Vocab) Piece(id int) string {
+	if id < 0 || id >= len(v.pieces) {
+		return ""
+	}
+	return v.pieces[id]
+}
+
+func (v *Vocab) isEOG(id int) bool { return slices.Contains(v.eog, id) }
+
+// A mask is a set of token ids, one bit each.
+type mask []uint64
+
+func newMask(n int) mask { return make(mask, (n+63)/64) }
+
+func (m mask) set(id int) { m[id>>6] |= 1 << (id & 63) }
+
+func (m mask) has(id int) bool { return id>>6 < len(m) && m[id>>6]&(1<<(id&63)) != 0 }
+
+func (m mask) count() int {
+	n := 0
+	for _, w := range m {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// walk sets in out the tokens whose bytes machine m accepts from state s
+// (s >= 0), scratch holding one state per trie depth.
+func (v *Vocab) walk(m *machine, s int32, out mask, scratch []int32) {
+	scratch[0] = s
+	n := int32(len(v.edge))
+	for i := int32(1); i < n; {
+		d := v.depth[i]
+		t := m.next(scratch[d-1], v.edge[i])
+		if t < 0 {
+			i = v.skip[i]
+			continue
+		}
+		scratch[d] = t
+		for _, id := range v.ids[v.first[i]:v.first[i+1]] {
+			out[id>>6] |= 1 << (id & 63)
+		}
+		i++
+	}
+}
+
+// apply sets to -Inf every logit whose token is not in allowed.
+func (allowed mask) apply(logits []float32) {
+	inf := float32(math.Inf(-1))
+	for w := 0; w*64 < len(logits); w++ {
+		var word uint64
+		if w < len(allowed) {
+			word = allowed[w]
+		}
+		if word == math.MaxUint64 {
+			continue
+		}
+		row := logits[w*64 : min(len(logits), w*64+64)]
+		if word == 0 {
+			for i := range row {
+				row[i] = inf
+			}
+			continue
+		}
+		for i := range row {
+			if word&(1<<i) == 0 {
+				row[i] = inf
+			}
+		}
+	}
+}
