@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"trit/grammar"
 	"trit/model"
 	"trit/sample"
 	"trit/tokenizer"
@@ -36,13 +37,16 @@ type Params struct {
 	Stop      []string // stop strings: generation ends before them
 	// IgnoreEOG keeps generating past end-of-generation tokens.
 	IgnoreEOG bool
+	// Constraint, when set, masks the tokens its grammar rejects before
+	// each draw; the generation stops as soon as the grammar is complete.
+	Constraint *grammar.Constraint
 }
 
 // Result reports what a generation did.
 type Result struct {
 	Tokens       []int  // generated tokens
 	Text         string // generated text, without a matched stop string
-	FinishReason string // "stop" (EOG token or stop string), "length" or "cancelled"
+	FinishReason string // "stop" (EOG token, stop string or complete grammar), "length" or "cancelled"
 	PromptTokens int
 	PromptTime   time.Duration
 	GenTime      time.Duration
@@ -155,6 +159,11 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 			res.FinishReason = "cancelled"
 			return res, nil
 		}
+		if c := p.Constraint; c != nil {
+			if err := c.Mask(logits); err != nil {
+				return res, err
+			}
+		}
 		id := smp.Sample(logits)
 		smp.Accept(id)
 		if !p.IgnoreEOG && slices.Contains(e.EOG, id) {
@@ -162,6 +171,11 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 			return res, finish()
 		}
 		res.Tokens = append(res.Tokens, id)
+		if c := p.Constraint; c != nil {
+			if err := c.Accept(id); err != nil {
+				return res, err
+			}
+		}
 		emitNow, matched := stop.Write(dec.Add(id))
 		if err := out(emitNow); err != nil {
 			return res, err
@@ -169,6 +183,10 @@ func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p P
 		if matched {
 			res.FinishReason = "stop"
 			return res, nil
+		}
+		if c := p.Constraint; c != nil && c.Done() {
+			res.FinishReason = "stop"
+			return res, finish()
 		}
 		if (p.MaxTokens > 0 && len(res.Tokens) >= p.MaxTokens) || st.Pos() >= st.Cap() {
 			res.FinishReason = "length"

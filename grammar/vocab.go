@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"trit/tokenizer"
 )
 
 // A Vocab is a model's vocabulary prepared for masking: a trie of the
@@ -74,6 +76,19 @@ func NewVocab(pieces []string, eog []int) *Vocab {
 		v.skip[i] = int32(len(v.edge))
 	}
 	return v
+}
+
+// TokenizerVocab prepares the vocabulary of tok, with eog as the
+// end-of-generation tokens: each token stands for the bytes it decodes to
+// alone, and control tokens for nothing.
+func TokenizerVocab(tok *tokenizer.Tokenizer, eog []int) *Vocab {
+	pieces := make([]string, tok.VocabSize())
+	for id := range pieces {
+		if !tok.IsControl(id) {
+			pieces[id] = tok.Decode([]int{id})
+		}
+	}
+	return NewVocab(pieces, eog)
 }
 
 // Size is the number of tokens.
