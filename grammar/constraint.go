@@ -153,6 +153,9 @@ func (c *Constraint) Mask(logits []float32) error {
 	case phaseGrammar:
 		allowed = c.grammarMask(c.state, len(logits))
 	case phaseMaybe:
+		if len(c.waits) > 1 {
+			return nil // free text until the trigger, reasoning or not
+		}
 		allowed = c.maybeMask(len(logits))
 	case phaseFree:
 		allowed = c.freeMask(logits)
@@ -281,7 +284,12 @@ func (c *Constraint) write(p string) error {
 			c.buf = s
 			return nil
 		}
-		c.phase, c.buf = phaseGrammar, ""
+		// No reasoning: on to the trigger, if any, else the grammar.
+		c.waits, c.buf = c.waits[1:], ""
+		c.phase = phaseGrammar
+		if len(c.waits) > 0 {
+			c.phase = phaseFree
+		}
 		return c.write(s)
 	case phaseFree:
 		s := c.tail + p

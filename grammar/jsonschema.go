@@ -3,6 +3,7 @@ package grammar
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -63,9 +64,10 @@ array ::= "[" ws ( value ( ws "," ws value )* ws )? "]"
 `
 
 // JSONObject is the grammar of a JSON object (response_format
-// "json_object"): any object, nested as deep as the recognizer allows.
+// "json_object"): any object, nested as deep as the recognizer allows,
+// after optional whitespace.
 func JSONObject() *Grammar {
-	g, err := Parse("root ::= object\n" + jsonPrimitives)
+	g, err := Parse("root ::= ws object\n" + jsonPrimitives)
 	if err != nil {
 		panic(err) // a constant grammar
 	}
@@ -87,11 +89,66 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &schemaConv{doc: doc, byBody: map[string]string{}, byRef: map[string]string{}, names: map[string]bool{}}
+	c := newSchemaConv()
+	c.doc = doc
 	root, err := c.visit(doc, "#")
 	if err != nil {
 		return nil, err
 	}
+	return c.compile(root)
+}
+
+// A Tool is a function the model may call: its name and the JSON Schema
+// of its arguments (empty: any object).
+type Tool struct {
+	Name       string
+	Parameters []byte
+}
+
+// ToolCall returns the grammar of one tool call in the Hermes format of
+// Qwen models,
+//
+//	<tool_call>
+//	{"name": "NAME", "arguments": ARGS}
+//	</tool_call>
+//
+// where NAME is one of tools and ARGS validates against its parameters.
+// With open false the grammar starts after the "<tool_call>" tag, for
+// constraining a call the model has opened itself.
+func ToolCall(tools []Tool, open bool) (*Grammar, error) {
+	if len(tools) == 0 {
+		return nil, errors.New("grammar: no tools")
+	}
+	c := newSchemaConv()
+	var alts []string
+	for i, t := range tools {
+		args := "object"
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			doc, err := decodeOrdered(t.Parameters)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+			}
+			c.doc, c.refScope = doc, fmt.Sprintf("tool%d", i)
+			if args, err = c.visit(doc, "#"); err != nil {
+				return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+			}
+		}
+		alts = append(alts, `"{" ws "\"name\"" ws ":" ws `+literalOf(t.Name)+` ws "," ws "\"arguments\"" ws ":" ws `+args+` ws "}"`)
+	}
+	body := c.rule("call", strings.Join(alts, " | "))
+	root := `"\n"? ` + body + ` "\n"? "</tool_call>"`
+	if open {
+		root = `"<tool_call>" ` + root
+	}
+	return c.compile(root)
+}
+
+func newSchemaConv() *schemaConv {
+	return &schemaConv{byBody: map[string]string{}, byRef: map[string]string{}, names: map[string]bool{}}
+}
+
+// compile assembles the rules with root as the start.
+func (c *schemaConv) compile(root string) (*Grammar, error) {
 	var src strings.Builder
 	src.WriteString("root ::= " + root + "\n")
 	for _, r := range c.rules {
@@ -106,7 +163,8 @@ func FromJSONSchema(schema []byte) (*Grammar, error) {
 }
 
 type schemaConv struct {
-	doc    any
+	doc      any
+	refScope string // distinguishes the $refs of different documents
 	rules  []string          // "name ::= body\n"
 	byBody map[string]string // body → rule name, to share equal rules
 	byRef  map[string]string // $ref → rule name
@@ -321,7 +379,7 @@ func (c *schemaConv) types(s *jobject, path string) ([]string, error) {
 // ref resolves a local JSON pointer; each target becomes one rule, so
 // recursive schemas give recursive grammars.
 func (c *schemaConv) ref(ref, path string) (string, error) {
-	if n, ok := c.byRef[ref]; ok {
+	if n, ok := c.byRef[c.refScope+ref]; ok {
 		return n, nil
 	}
 	if !strings.HasPrefix(ref, "#") {
@@ -353,7 +411,7 @@ func (c *schemaConv) ref(ref, path string) (string, error) {
 		}
 	}
 	n := c.name(ref)
-	c.byRef[ref] = n
+	c.byRef[c.refScope+ref] = n
 	body, err := c.visit(target, ref)
 	if err != nil {
 		return "", err

@@ -119,3 +119,46 @@ func TestJSONObject(t *testing.T) {
 		}
 	}
 }
+
+func TestToolCall(t *testing.T) {
+	tools := []Tool{
+		{Name: "get_weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["C","F"]}},"required":["city"]}`)},
+		{Name: "now"},
+		{Name: "tree", Parameters: []byte(`{"$defs":{"n":{"type":"object","properties":{"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":2}}}},"$ref":"#/$defs/n"}`)},
+	}
+	g, err := ToolCall(tools, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+		`<tool_call>{"name":"get_weather","arguments":{"city":"x","unit":"F"}}</tool_call>`,
+		`<tool_call>{"name":"now","arguments":{"any":[1]}}</tool_call>`,
+		`<tool_call>{"name":"tree","arguments":{"k":[{},{"k":[]}]}}</tool_call>`,
+	} {
+		if !g.Match(s) {
+			t.Errorf("rejects %s", s)
+		}
+	}
+	for _, s := range []string{
+		`<tool_call>{"name":"get_weather","arguments":{}}</tool_call>`,
+		`<tool_call>{"name":"get_weather","arguments":{"city":"x","unit":"K"}}</tool_call>`,
+		`<tool_call>{"name":"other","arguments":{}}</tool_call>`,
+		`<tool_call>{"name":"now","arguments":[]}</tool_call>`,
+		`{"name":"now","arguments":{}}</tool_call>`,
+	} {
+		if g.Match(s) {
+			t.Errorf("accepts %s", s)
+		}
+	}
+	opened, err := ToolCall(tools[1:2], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !opened.Match("\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>") {
+		t.Error("the grammar after an opened tag rejects a call")
+	}
+	if _, err := ToolCall([]Tool{{Name: "f", Parameters: []byte(`{"type":"object","not":{}}`)}}, true); err == nil || !strings.Contains(err.Error(), `"not"`) {
+		t.Errorf("unsupported keyword in a tool: %v", err)
+	}
+}
