@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"trit/chat"
+	"trit/grammar"
 	"trit/sample"
 )
 
@@ -59,10 +60,17 @@ type chatRequest struct {
 	ToolChoice         json.RawMessage            `json:"tool_choice"`
 	ResponseFormat     *responseFormat            `json:"response_format"`
 	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
+	grammarFields
 }
 
 type responseFormat struct {
-	Type string `json:"type"`
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict *bool           `json:"strict"`
+	} `json:"json_schema"`
+	Schema json.RawMessage `json:"schema"` // llama-server: json_object with a schema
 }
 
 // completionRequest is the body of POST /v1/completions.
@@ -70,6 +78,7 @@ type completionRequest struct {
 	Model  string          `json:"model"`
 	Prompt json.RawMessage `json:"prompt"`
 	samplingFields
+	grammarFields
 }
 
 // reqMessage is one chat message as clients send it.
@@ -253,7 +262,8 @@ type genParams struct {
 	sample    sample.Params
 	stop      []string
 	ignoreEOG bool
-	json      bool // constrain the output to a JSON object
+	grammar   *grammar.Grammar // constrain the output to this grammar
+	gopts     grammar.Options
 }
 
 // params validates the sampling fields against a context of ctx tokens.

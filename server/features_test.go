@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"trit/engine"
+	"trit/grammar"
 	"trit/sample"
 	"trit/tokenizer"
 )
@@ -112,89 +112,12 @@ func TestJSONMode(t *testing.T) {
 	}
 	json.Unmarshal([]byte(resp), &r)
 	text := *r.Choices[0].Message.Content
-	var j jsonObject
-	if !strings.HasPrefix(strings.TrimSpace(text), "{") || !j.feed(text) {
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") || !grammar.JSONObject().MatchPrefix(text) {
 		t.Errorf("demo output %q is not a JSON object prefix", text)
 	}
 	if r.Choices[0].FinishReason == "stop" && !json.Valid([]byte(text)) {
 		t.Errorf("finished output %q is not valid JSON", text)
 	}
-}
-
-func TestJSONObjectRecognizer(t *testing.T) {
-	for _, tc := range []struct {
-		in       string
-		ok, done bool
-	}{
-		{`{}`, true, true},
-		{` {"a":1}`, true, true},
-		{`{"a":[1,2,{"b":null}],"c":"\"\\\/\b\f\n\r\t\u00AF","d":-0.5e+10,"e":true,"f":false}`, true, true},
-		{`{"a":`, true, false},
-		{`{"a":1`, true, false},
-		{`{"a":tr`, true, false},
-		{`{"a":01}`, false, false},
-		{`[1]`, false, false},
-		{`"x"`, false, false},
-		{`{a:1}`, false, false},
-		{`{"a":1,}`, false, false},
-		{`{"a":[1,]}`, false, false},
-		{`{"a":1}}`, false, false},
-		{`{"a":1} `, false, false},
-		{`{"a":"` + "\x01" + `"}`, false, false},
-		{`{"a":"\x"}`, false, false},
-		{`{"a":"\u12G4"}`, false, false},
-		{`{"a":1.}`, false, false},
-		{`{"a":1e}`, false, false},
-		{`{"a":-}`, false, false},
-		{`{"a":nul}`, false, false},
-		{`{"é":"ü"}`, true, true},
-		{"{\"a\":\"\xff\"}", false, false},
-		{"{\"a\":\"\xc3\"}", false, false},
-		{`{` + strings.Repeat(" ", 17) + `}`, false, false},
-		{strings.Repeat(`{"a":`, 40), false, false},
-	} {
-		var j jsonObject
-		ok := j.feed(tc.in)
-		if ok != tc.ok || (ok && j.done != tc.done) {
-			t.Errorf("%q: ok %v done %v, want %v %v", tc.in, ok, j.done, tc.ok, tc.done)
-		}
-	}
-	// mask keeps exactly the tokens that fit.
-	pieces := []string{"{", "}", "x", "", `{"`, " "}
-	logits := make([]float32, len(pieces))
-	var j jsonObject
-	if !j.mask(logits, pieces) {
-		t.Fatal("mask removed everything")
-	}
-	for i, want := range []bool{true, false, false, false, true, true} {
-		if kept := logits[i] == 0; kept != want {
-			t.Errorf("token %q kept %v, want %v", pieces[i], kept, want)
-		}
-	}
-}
-
-// FuzzJSONObject checks the recognizer against encoding/json: a text it
-// accepts and completes is a valid JSON object.
-func FuzzJSONObject(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":[1,2.5,"x"]}`, `{"a":{"b":null}}`, `{"\u00e9":true}`, `{"a":-0e1}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		var j jsonObject
-		if j.feed(s) && j.done {
-			var v map[string]any
-			if err := json.Unmarshal([]byte(s), &v); err != nil {
-				t.Fatalf("accepted %q: %v", s, err)
-			}
-		}
-		// encoding/json tolerates invalid UTF-8; the recognizer does not.
-		if json.Valid([]byte(s)) && utf8.ValidString(s) && strings.HasPrefix(s, "{") && len(s) < 200 && !strings.Contains(s, "\\u") && !strings.ContainsAny(s, " \t\r\n") {
-			var k jsonObject
-			if !k.feed(s) || !k.done {
-				t.Fatalf("rejected the valid object %q", s)
-			}
-		}
-	})
 }
 
 func TestTokenize(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"trit/chat"
+	"trit/grammar"
 	"trit/tokenizer"
 )
 
@@ -231,23 +232,6 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, err)
 		return
 	}
-	jsonMode := false
-	if rf := req.ResponseFormat; rf != nil {
-		switch rf.Type {
-		case "", "text":
-		case "json_object", "json_schema":
-			jsonMode = true
-			if thinking == nil {
-				// The constraint applies from the first token: no room for a
-				// reasoning block.
-				off := false
-				thinking = &off
-			}
-		default:
-			writeError(w, badRequest("response_format.type", "unknown response_format type %q (text, json_object or json_schema)", rf.Type))
-			return
-		}
-	}
 	tools := req.Tools
 	if len(tools) > maxTools {
 		writeError(w, badRequest("tools", "more than %d tools", maxTools))
@@ -255,6 +239,16 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 	}
 	if tc := bytes.TrimSpace(req.ToolChoice); string(tc) == `"none"` {
 		tools = nil
+	}
+	con, err := chatConstraint(&req, tools)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if con != nil && con.trigger == "" && thinking == nil {
+		// The whole answer is constrained: no reasoning unless asked for.
+		off := false
+		thinking = &off
 	}
 	opts := chat.Options{AddGenerationPrompt: true, EnableThinking: thinking, Extra: extra}
 	for _, t := range tools {
@@ -278,15 +272,24 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, err)
 		return
 	}
-	p.json = jsonMode
+	// A prompt ending in <think> has the model start inside its reasoning.
+	startThinking := strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
+	if con != nil {
+		// The constraint starts after the reasoning, so the constrained
+		// answer is the content.
+		p.grammar, p.gopts = con.g, grammar.Options{Trigger: con.trigger}
+		switch {
+		case startThinking:
+			p.gopts.Reasoning = grammar.InReasoning
+		case thinking == nil || *thinking:
+			p.gopts.Reasoning = grammar.MaybeReasoning
+		}
+	}
 	j := newJob(r.Context(), ids, p)
 	if err := s.submit(b, j); err != nil {
 		writeError(w, err)
 		return
 	}
-	// A prompt ending in <think> has the model start inside its reasoning,
-	// except in JSON mode, where the answer itself starts at once.
-	startThinking := !jsonMode && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
 	out := &chatOutput{rp: chat.ReasoningParser{StartInReasoning: startThinking}}
 	if len(tools) > 0 {
 		out.tp = &chat.ToolCallParser{}
@@ -584,6 +587,14 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	con, err := req.grammarFields.constraint()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if con != nil {
+		p.grammar = con.g
 	}
 	j := newJob(r.Context(), ids, p)
 	if err := s.submit(b, j); err != nil {

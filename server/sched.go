@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trit/engine"
+	"trit/grammar"
 	"trit/model"
 	"trit/sample"
 	"trit/tokenizer"
@@ -28,7 +29,7 @@ type job struct {
 	smp      *sample.Sampler
 	dec      *tokenizer.Decoder
 	stop     *sample.StopMatcher
-	js       *jsonObject
+	con      *grammar.Constraint // nil without a grammar
 	tokens   []int
 	tAdmit   time.Time
 	tPrefill time.Time // end of prefill
@@ -96,7 +97,7 @@ type slot struct {
 type sched struct {
 	eng    *engine.Engine
 	eog    []int
-	pieces []string // token texts, for the JSON constraint
+	vocab  *grammar.Vocab // for grammar constraints
 	batch  int
 	slots  []*slot
 	active []*job // in admission order
@@ -128,12 +129,7 @@ func newSched(eng *engine.Engine, parallel, ctx, queue int, m *metrics) (*sched,
 		}
 		s.slots = append(s.slots, &slot{id: i, state: st, logits: make([]float32, vocab)})
 	}
-	s.pieces = make([]string, vocab)
-	for id := range vocab {
-		if !eng.Tok.IsControl(id) {
-			s.pieces[id] = eng.Tok.Decode([]int{id})
-		}
-	}
+	s.vocab = grammar.TokenizerVocab(eng.Tok, eng.EOG)
 	m.slots.Store(int64(parallel))
 	return s, nil
 }
@@ -240,8 +236,14 @@ func (s *sched) admit() {
 		}
 		j.dec = s.eng.Tok.NewDecoderAfter(j.prompt[len(j.prompt)-1])
 		j.stop = sample.NewStopMatcher(j.p.stop...)
-		if j.p.json {
-			j.js = new(jsonObject)
+		if j.p.grammar != nil {
+			c, err := j.p.grammar.NewConstraint(s.vocab, j.p.gopts)
+			if err != nil {
+				sl.job, j.slot = nil, nil
+				s.finish(j, "", err)
+				continue
+			}
+			j.con = c
 		}
 		s.active = append(s.active, j)
 	}
@@ -355,9 +357,11 @@ func (s *sched) advance(j *job) {
 		return
 	}
 	logits := j.slot.logits
-	if j.js != nil && !j.js.mask(logits, s.pieces) {
-		s.finish(j, "stop", nil)
-		return
+	if j.con != nil {
+		if err := j.con.Mask(logits); err != nil {
+			s.finish(j, "", err)
+			return
+		}
 	}
 	id := j.smp.Sample(logits)
 	j.smp.Accept(id)
@@ -367,15 +371,18 @@ func (s *sched) advance(j *job) {
 		return
 	}
 	j.tokens = append(j.tokens, id)
-	if j.js != nil {
-		j.js.feed(s.pieces[id])
+	if j.con != nil {
+		if err := j.con.Accept(id); err != nil {
+			s.finish(j, "", err)
+			return
+		}
 	}
 	out, matched := j.stop.Write(j.dec.Add(id))
 	j.emit(out)
 	switch {
 	case matched:
 		s.finish(j, "stop", nil)
-	case j.js != nil && j.js.done:
+	case j.con != nil && j.con.Done():
 		s.flush(j)
 		s.finish(j, "stop", nil)
 	case len(j.tokens) >= j.p.maxTokens || j.slot.state.Pos() >= j.slot.state.Cap():
