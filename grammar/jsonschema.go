@@ -164,12 +164,12 @@ func (c *schemaConv) compile(root string) (*Grammar, error) {
 
 type schemaConv struct {
 	doc      any
-	refScope string // distinguishes the $refs of different documents
-	rules  []string          // "name ::= body\n"
-	byBody map[string]string // body → rule name, to share equal rules
-	byRef  map[string]string // $ref → rule name
-	names  map[string]bool
-	depth  int
+	refScope string            // distinguishes the $refs of different documents
+	rules    []string          // "name ::= body\n"
+	byBody   map[string]string // body → rule name, to share equal rules
+	byRef    map[string]string // $ref → rule name
+	names    map[string]bool
+	depth    int
 }
 
 func (c *schemaConv) name(hint string) string {
