@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -191,5 +192,42 @@ func TestModelSamplingDefaults(t *testing.T) {
 	_, d, _ := trit(t, "run", "-m", path, "-n", "24", "-s", "2", "--temp", "1.5", "Hello")
 	if c == d {
 		t.Errorf("--temp 1.5 did not override the model's default: both %q", c)
+	}
+}
+
+// trit run --grammar-file and --json-schema constrain the demo model's
+// random text; the generation ends when the grammar is complete.
+func TestRunConstrained(t *testing.T) {
+	dir := t.TempDir()
+	gf := filepath.Join(dir, "g.gbnf")
+	sf := filepath.Join(dir, "s.json")
+	bad := filepath.Join(dir, "bad.json")
+	writeFile(t, gf, "root ::= \"answer: \" (\"yes\" | \"no\")\n")
+	writeFile(t, sf, `{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":9}},"required":["n"],"additionalProperties":false}`)
+	writeFile(t, bad, `{"type":"object","patternProperties":{}}`)
+	code, out, errOut := trit(t, "run", "-n", "40", "--temp", "1", "-s", "3", "--grammar-file", gf, "Q: ")
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	if got := strings.TrimSuffix(strings.TrimPrefix(out, "Q: "), "\n"); got != "answer: yes" && got != "answer: no" || !strings.Contains(errOut, "finish: stop") {
+		t.Errorf("grammar run: %q, stderr %s", out, errOut)
+	}
+	code, out, errOut = trit(t, "run", "-n", "40", "--temp", "1", "-s", "3", "--json-schema", sf, "Q: ")
+	var v struct{ N *int }
+	if code != 0 || json.Unmarshal([]byte(strings.TrimPrefix(out, "Q: ")), &v) != nil || v.N == nil || *v.N > 9 || *v.N < 0 {
+		t.Errorf("schema run: code %d, out %q, stderr %s", code, out, errOut)
+	}
+	if code, _, errOut := trit(t, "run", "--json-schema", bad, "Q"); code == 0 || !strings.Contains(errOut, `"patternProperties"`) {
+		t.Errorf("unsupported keyword: code %d, stderr %s", code, errOut)
+	}
+	if code, _, _ := trit(t, "run", "--json-schema", sf, "--grammar-file", gf, "Q"); code == 0 {
+		t.Error("both flags accepted")
+	}
+}
+
+func writeFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

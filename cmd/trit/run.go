@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"trit/engine"
+	"trit/grammar"
 	"trit/tokenizer"
 )
 
@@ -45,7 +46,14 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&special, "special", true, "parse special tokens (e.g. <|im_start|>) in the prompt")
 	fs.Var(&stops, "r", "stop string (repeatable)")
 	fs.Var(&stops, "reverse-prompt", "same as -r")
+	var grammarFile, schemaFile string
+	fs.StringVar(&grammarFile, "grammar-file", "", "constrain the output to the GBNF grammar in `file` (llama.cpp syntax)")
+	fs.StringVar(&schemaFile, "json-schema", "", "constrain the output to JSON valid under the JSON Schema in `file`")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	g, err := constraintGrammar(grammarFile, schemaFile)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -71,8 +79,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprint(stdout, prompt)
-	res, err := l.eng.Generate(ctx, st, ids, engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng), Stop: stops, IgnoreEOG: ignoreEOS},
-		func(s string) error { _, err := io.WriteString(stdout, s); return err })
+	p := engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng), Stop: stops, IgnoreEOG: ignoreEOS}
+	if g != nil {
+		if p.Constraint, err = g.NewConstraint(grammar.TokenizerVocab(l.eng.Tok, l.eng.EOG), grammar.Options{}); err != nil {
+			return err
+		}
+	}
+	res, err := l.eng.Generate(ctx, st, ids, p, func(s string) error { _, err := io.WriteString(stdout, s); return err })
 	fmt.Fprintln(stdout)
 	if err != nil {
 		return err
@@ -80,4 +93,34 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "trit: prompt %d tokens in %v (%.1f tok/s); generated %d tokens (%.1f tok/s); finish: %s\n",
 		res.PromptTokens, res.PromptTime.Round(1e6), res.PromptTPS(), len(res.Tokens), res.GenTPS(), res.FinishReason)
 	return nil
+}
+
+// constraintGrammar reads the grammar of --grammar-file or --json-schema;
+// nil when neither is given.
+func constraintGrammar(grammarFile, schemaFile string) (*grammar.Grammar, error) {
+	switch {
+	case grammarFile != "" && schemaFile != "":
+		return nil, fmt.Errorf("give --grammar-file or --json-schema, not both")
+	case grammarFile != "":
+		src, err := os.ReadFile(grammarFile)
+		if err != nil {
+			return nil, err
+		}
+		g, err := grammar.Parse(string(src))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", grammarFile, err)
+		}
+		return g, nil
+	case schemaFile != "":
+		src, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return nil, err
+		}
+		g, err := grammar.FromJSONSchema(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", schemaFile, err)
+		}
+		return g, nil
+	}
+	return nil, nil
 }
