@@ -19,12 +19,18 @@ type Vocab struct {
 	eog    []int    // end-of-generation tokens
 
 	// trie, in preorder; node 0 is the root
-	edge  []byte  // byte on the edge into the node
-	depth []int32 // depth of the node (root 0)
-	skip  []int32 // the node after its subtree
-	first []int32 // tokens ending at node i: ids[first[i]:first[i+1]]
+	nodes []trieNode
 	ids   []int32
 	deep  int // depth of the deepest node
+}
+
+// A trieNode is one node of the vocabulary trie, packed so that the walk
+// reads one array front to back.
+type trieNode struct {
+	edge  byte   // byte on the edge into the node
+	depth uint16 // depth of the node (root 0)
+	skip  int32  // the node after its subtree
+	first int32  // tokens ending at the node: ids[first:next node's first]
 }
 
 // NewVocab prepares a vocabulary: pieces[id] are the bytes token id stands
@@ -42,9 +48,7 @@ func NewVocab(pieces []string, eog []int) *Vocab {
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(strings.Compare(pieces[a], pieces[b]), cmp.Compare(a, b))
 	})
-	v.edge = append(v.edge, 0)
-	v.depth = append(v.depth, 0)
-	v.first = append(v.first, 0)
+	v.nodes = append(v.nodes, trieNode{})
 	prev := ""
 	for _, id := range order {
 		p := pieces[id]
@@ -53,27 +57,26 @@ func NewVocab(pieces []string, eog []int) *Vocab {
 			lcp++
 		}
 		for i := lcp; i < len(p); i++ {
-			v.edge = append(v.edge, p[i])
-			v.depth = append(v.depth, int32(i+1))
-			v.first = append(v.first, int32(len(v.ids)))
+			v.nodes = append(v.nodes, trieNode{edge: p[i], depth: uint16(min(i+1, math.MaxUint16)), first: int32(len(v.ids))})
 		}
 		v.ids = append(v.ids, id)
 		v.deep = max(v.deep, len(p))
 		prev = p
 	}
-	v.first = append(v.first, int32(len(v.ids)))
-	// skip[i] is the first later node no deeper than i.
-	v.skip = make([]int32, len(v.edge))
+	// A sentinel holds the end of the last node's tokens.
+	v.nodes = append(v.nodes, trieNode{first: int32(len(v.ids))})
+	n := len(v.nodes) - 1
+	// skip is the first later node no deeper than the node.
 	var open []int32
-	for i := range v.edge {
-		for len(open) > 0 && v.depth[open[len(open)-1]] >= v.depth[i] {
-			v.skip[open[len(open)-1]] = int32(i)
+	for i := range n {
+		for len(open) > 0 && v.nodes[open[len(open)-1]].depth >= v.nodes[i].depth {
+			v.nodes[open[len(open)-1]].skip = int32(i)
 			open = open[:len(open)-1]
 		}
 		open = append(open, int32(i))
 	}
 	for _, i := range open {
-		v.skip[i] = int32(len(v.edge))
+		v.nodes[i].skip = int32(n)
 	}
 	return v
 }
@@ -125,16 +128,21 @@ func (m mask) count() int {
 // (s >= 0), scratch holding one state per trie depth.
 func (v *Vocab) walk(m *machine, s int32, out mask, scratch []int32) {
 	scratch[0] = s
-	n := int32(len(v.edge))
+	nodes := v.nodes
+	n := int32(len(nodes) - 1)
 	for i := int32(1); i < n; {
-		d := v.depth[i]
-		t := m.next(scratch[d-1], v.edge[i])
+		nd := &nodes[i]
+		from := scratch[nd.depth-1]
+		t := m.trans[int(from)<<8|int(nd.edge)]
+		if t == unknown {
+			t = m.next(from, nd.edge)
+		}
 		if t < 0 {
-			i = v.skip[i]
+			i = nd.skip
 			continue
 		}
-		scratch[d] = t
-		for _, id := range v.ids[v.first[i]:v.first[i+1]] {
+		scratch[nd.depth] = t
+		for _, id := range v.ids[nd.first:nodes[i+1].first] {
 			out[id>>6] |= 1 << (id & 63)
 		}
 		i++
