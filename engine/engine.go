@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"trit/gguf"
 	"trit/grammar"
 	"trit/model"
 	"trit/sample"
@@ -50,6 +51,22 @@ type Result struct {
 	PromptTokens int
 	PromptTime   time.Duration
 	GenTime      time.Duration
+}
+
+// FromFile builds the model in f with opts and couples it with the file's
+// tokenizer, end-of-generation tokens and sampler defaults. Closing the
+// model is the caller's job.
+func FromFile(f *gguf.File, opts model.Options) (*Engine, error) {
+	m, err := model.FromFile(f, opts)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := model.Tokenizer(f)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return &Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Sampling: model.Sampling(f, sample.DefaultParams())}, nil
 }
 
 // Defaults returns the engine's default sampler settings: Sampling, or

@@ -20,16 +20,13 @@ func newEngine(t *testing.T) *engine.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromFile(f, model.Options{Threads: 2})
+	e, err := engine.FromFile(f, model.Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
-	tok, err := model.Tokenizer(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 3}
+	t.Cleanup(func() { e.Model.Close() })
+	e.Batch = 3
+	return e
 }
 
 var greedy = sample.Params{Temperature: 0}

@@ -73,7 +73,7 @@ func BenchmarkMaskQwen3(b *testing.B) {
 	steps := float64(b.N * len(ids))
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
 	// CPU time is steadier than wall time on a shared machine.
-	b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/steps, "cpu-ns/step")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/steps, "cpu-ns/step")
 	b.ReportMetric(float64(len(ids)), "steps")
 }
 

@@ -5,15 +5,13 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"trit/convert"
 	"trit/engine"
 	"trit/gguf"
 	"trit/grammar"
+	"trit/internal/schematest"
 	"trit/internal/testdata"
 	"trit/model"
 	"trit/model/demo"
@@ -120,29 +118,11 @@ func (g schemaGen) top() map[string]any {
 	case 0:
 		return map[string]any{"$defs": map[string]any{"item": g.schema(1)}, "type": "object",
 			"properties": map[string]any{"first": map[string]any{"$ref": "#/$defs/item"}, "more": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/item"}, "maxItems": 2}},
-			"required": []string{"first"}}
+			"required":   []string{"first"}}
 	case 1:
 		return map[string]any{"type": []string{"object", "null"}, "properties": map[string]any{"v": g.schema(1)}, "required": []string{"v"}}
 	}
 	return g.schema(0)
-}
-
-func validator(t *testing.T, schema []byte) *jsonschema.Schema {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("s.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("s.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
 }
 
 // checkSchemas samples eng at temperature 1 under n random schemas and
@@ -178,11 +158,7 @@ func checkSchemas(t *testing.T, eng *engine.Engine, prompt string, n int) {
 			continue
 		}
 		finished++
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(res.Text))
-		if err == nil {
-			err = validator(t, schema).Validate(inst)
-		}
-		if err != nil {
+		if err := schematest.Validator(t, string(schema))(res.Text); err != nil {
 			t.Errorf("schema %d %s: output %q does not validate: %v", i, schema, res.Text, err)
 		}
 	}
@@ -222,14 +198,10 @@ func TestRandomSchemasStories260K(t *testing.T) {
 
 func engineOf(t *testing.T, f *gguf.File) *engine.Engine {
 	t.Helper()
-	m, err := model.FromFile(f, model.Options{Threads: 2})
+	e, err := engine.FromFile(f, model.Options{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
-	tok, err := model.Tokenizer(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok)}
+	t.Cleanup(func() { e.Model.Close() })
+	return e
 }

@@ -9,33 +9,9 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-)
 
-// schemaValidator compiles a JSON Schema with format assertions on.
-func schemaValidator(t *testing.T, schema string) func(instance string) error {
-	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(instance string) error {
-		v, err := jsonschema.UnmarshalJSON(strings.NewReader(instance))
-		if err != nil {
-			return err
-		}
-		return sch.Validate(v)
-	}
-}
+	"trit/internal/schematest"
+)
 
 func constrainedBody(t *testing.T, fields map[string]any) string {
 	t.Helper()
@@ -55,7 +31,7 @@ func constrainedBody(t *testing.T, fields map[string]any) string {
 // finished answer validates, and a max_tokens cut says "length".
 func TestJSONSchemaResponse(t *testing.T) {
 	const schema = `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string","maxLength":5}},"required":["a"],"additionalProperties":false}`
-	valid := schemaValidator(t, schema)
+	valid := schematest.Validator(t, schema)
 	ts := startServer(t, Config{Backend: &Backend{Engine: demoEngine(t)}})
 	stops := 0
 	for seed := range 8 {
@@ -205,7 +181,7 @@ func TestSDKToolChoiceRequired(t *testing.T) {
 	var tools []openai.ChatCompletionToolUnionParam
 	for _, name := range []string{"get_weather", "get_time"} {
 		b, _ := json.Marshal(schemas[name])
-		validators[name] = schemaValidator(t, string(b))
+		validators[name] = schematest.Validator(t, string(b))
 		tools = append(tools, openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: name, Parameters: shared.FunctionParameters(schemas[name])}))
 	}
 	ts := startServer(t, Config{Backend: &Backend{Engine: demoEngine(t), ModelID: "demo"}})
