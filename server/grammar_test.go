@@ -226,3 +226,34 @@ func TestSDKToolChoiceRequired(t *testing.T) {
 		}
 	}
 }
+
+// TestToolChoiceAutoConstrainsOpenedCall: under "auto" the text before a
+// call is free, and once the model opens <tool_call> the call follows the
+// tool's schema even when the model would write arguments that break it.
+func TestToolChoiceAutoConstrainsOpenedCall(t *testing.T) {
+	eng, _ := scriptEngine(t, func(string) string {
+		return "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": 5}}\n</tool_call>"
+	}, 0)
+	ts := startServer(t, Config{Backend: &Backend{Engine: eng}})
+	const schema = `{"type":"object","properties":{"city":{"type":"string","maxLength":3}},"required":["city"],"additionalProperties":false}`
+	valid := schematest.Validator(t, schema)
+	tool := map[string]any{"type": "function", "function": map[string]any{"name": "get_weather", "parameters": json.RawMessage(schema)}}
+	code, resp := ts.post(t, "/v1/chat/completions", constrainedBody(t, map[string]any{"tools": []any{tool}, "temperature": 0, "max_tokens": 200}))
+	if code != 200 {
+		t.Fatalf("%d %s", code, resp)
+	}
+	var r chatResponse
+	json.Unmarshal([]byte(resp), &r)
+	c := r.Choices[0]
+	if c.FinishReason != "tool_calls" || len(c.Message.ToolCalls) != 1 || c.Message.Content == nil || *c.Message.Content != "Checking." {
+		t.Fatalf("finish %q, calls %+v, content %v", c.FinishReason, c.Message.ToolCalls, c.Message.Content)
+	}
+	if err := valid(c.Message.ToolCalls[0].Function.Arguments); err != nil {
+		t.Errorf("arguments %s: %v", c.Message.ToolCalls[0].Function.Arguments, err)
+	}
+	// Unconstrained ("none"), the scripted arguments come through as they are.
+	code, resp = ts.post(t, "/v1/chat/completions", constrainedBody(t, map[string]any{"tools": []any{tool}, "tool_choice": "none", "temperature": 0, "max_tokens": 200}))
+	if code != 200 || !strings.Contains(resp, `\"city\": 5`) {
+		t.Errorf("tool_choice none: %d %s", code, resp)
+	}
+}
