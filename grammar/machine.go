@@ -6,12 +6,13 @@ import (
 	"unsafe"
 )
 
-// Limits of one recognizer: states (each holds a 1 KiB transition row),
+// Limits of one recognizer, so that a hostile grammar costs a generation
+// at most some tens of MiB: states (each holds a 1 KiB transition row),
 // stack nodes, and stack depth (nesting of rule references that are not
 // tail calls).
 const (
-	maxStates = 1 << 16
-	maxNodes  = 1 << 22
+	maxStates = 1 << 15
+	maxNodes  = 1 << 20
 	maxDepth  = 1024
 )
 

@@ -24,6 +24,10 @@ type Vocab struct {
 	deep  int // depth of the deepest node
 }
 
+// maxPiece bounds the bytes of a token in the trie; longer tokens (no real
+// vocabulary has them) are never allowed.
+const maxPiece = 1 << 10
+
 // A trieNode is one node of the vocabulary trie, packed so that the walk
 // reads one array front to back.
 type trieNode struct {
@@ -41,7 +45,7 @@ func NewVocab(pieces []string, eog []int) *Vocab {
 	v := &Vocab{pieces: pieces, eog: slices.Clone(eog)}
 	order := make([]int32, 0, len(pieces))
 	for id, p := range pieces {
-		if p != "" {
+		if p != "" && len(p) <= maxPiece {
 			order = append(order, int32(id))
 		}
 	}
@@ -57,7 +61,7 @@ func NewVocab(pieces []string, eog []int) *Vocab {
 			lcp++
 		}
 		for i := lcp; i < len(p); i++ {
-			v.nodes = append(v.nodes, trieNode{edge: p[i], depth: uint16(min(i+1, math.MaxUint16)), first: int32(len(v.ids))})
+			v.nodes = append(v.nodes, trieNode{edge: p[i], depth: uint16(i + 1), first: int32(len(v.ids))})
 		}
 		v.ids = append(v.ids, id)
 		v.deep = max(v.deep, len(p))
