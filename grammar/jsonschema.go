@@ -77,7 +77,9 @@ func JSONObject() *Grammar {
 // FromJSONSchema compiles a JSON Schema into the grammar of the compact-ish
 // JSON texts that validate against it. Supported: type (and type arrays),
 // properties, required, additionalProperties, enum, const, anyOf, oneOf
-// (as anyOf: an output may match several branches), items, minItems,
+// (when no value can match two branches: distinct types, distinct
+// constants, or objects told apart by a required constant property),
+// items, minItems,
 // maxItems, $ref to "#..." pointers with $defs/definitions, minLength,
 // maxLength, pattern (a common regular-expression subset), format
 // date/time/date-time/uuid, and minimum/maximum (exclusive ones too) on
@@ -281,6 +283,11 @@ func (c *schemaConv) object(s *jobject, path string) (string, error) {
 			}
 			alts = append(alts, e)
 		}
+		if kw == "oneOf" {
+			if err := c.disjoint(list, path); err != nil {
+				return "", err
+			}
+		}
 		return c.rule(path+"-"+kw, strings.Join(alts, " | ")), nil
 	}
 	if v, ok := s.get("const"); ok {
@@ -385,30 +392,9 @@ func (c *schemaConv) ref(ref, path string) (string, error) {
 	if !strings.HasPrefix(ref, "#") {
 		return "", c.errf(path, "$ref", "only local references (#...) are supported, not %q", ref)
 	}
-	target := c.doc
-	if p := strings.TrimPrefix(ref, "#"); p != "" {
-		if !strings.HasPrefix(p, "/") {
-			return "", c.errf(path, "$ref", "%q is not a JSON pointer", ref)
-		}
-		for _, tok := range strings.Split(p[1:], "/") {
-			tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-			switch t := target.(type) {
-			case *jobject:
-				v, ok := t.get(tok)
-				if !ok {
-					return "", c.errf(path, "$ref", "%q points to nothing", ref)
-				}
-				target = v
-			case []any:
-				i, err := strconv.Atoi(tok)
-				if err != nil || i < 0 || i >= len(t) {
-					return "", c.errf(path, "$ref", "%q points to nothing", ref)
-				}
-				target = t[i]
-			default:
-				return "", c.errf(path, "$ref", "%q points to nothing", ref)
-			}
-		}
+	target, ok := c.resolve(ref)
+	if !ok {
+		return "", c.errf(path, "$ref", "%q points to nothing", ref)
 	}
 	n := c.name(ref)
 	c.byRef[c.refScope+ref] = n
@@ -856,4 +842,191 @@ func digitRange(lo, hi string) string {
 	}
 	alts = append(alts, quote(hi[:1])+" ( "+digitRange(strings.Repeat("0", n-1), hi[1:])+" )")
 	return strings.Join(alts, " | ")
+}
+
+// A shape is what a branch of oneOf can be, for telling branches apart:
+// the JSON types it admits, or (literal) exactly the values in lits.
+type shape struct {
+	types   map[string]bool
+	literal bool
+	lits    map[string]bool // compact encodings
+	obj     *jobject        // the branch, when it is an object schema
+}
+
+// shapeOf describes schema s, following local $refs (depth bounds cycles).
+func (c *schemaConv) shapeOf(s any, depth int) shape {
+	all := shape{types: map[string]bool{"object": true, "array": true, "string": true, "number": true, "integer": true, "boolean": true, "null": true}}
+	o, ok := s.(*jobject)
+	if !ok || depth > 8 {
+		return all
+	}
+	if r, ok := o.get("$ref"); ok {
+		if ref, ok := r.(string); ok {
+			if t, ok := c.resolve(ref); ok {
+				return c.shapeOf(t, depth+1)
+			}
+		}
+		return all
+	}
+	lits := func(vals ...any) shape {
+		sh := shape{types: map[string]bool{}, literal: true, lits: map[string]bool{}}
+		for _, v := range vals {
+			var buf bytes.Buffer
+			encodeValue(&buf, v)
+			sh.lits[buf.String()] = true
+		}
+		return sh
+	}
+	if v, ok := o.get("const"); ok {
+		return lits(v)
+	}
+	if v, ok := o.get("enum"); ok {
+		if list, ok := v.([]any); ok {
+			return lits(list...)
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		if v, ok := o.get(kw); ok {
+			u := shape{types: map[string]bool{}}
+			list, _ := v.([]any)
+			for _, b := range list {
+				sh := c.shapeOf(b, depth+1)
+				if sh.literal {
+					return all
+				}
+				for t := range sh.types {
+					u.types[t] = true
+				}
+			}
+			return u
+		}
+	}
+	types, err := c.types(o, "")
+	if err != nil {
+		return all
+	}
+	sh := shape{types: map[string]bool{}, obj: o}
+	for _, t := range types {
+		sh.types[t] = true
+		if t == "number" {
+			sh.types["integer"] = true
+		}
+	}
+	return sh
+}
+
+// resolve returns the schema a local $ref points to.
+func (c *schemaConv) resolve(ref string) (any, bool) {
+	if !strings.HasPrefix(ref, "#") {
+		return nil, false
+	}
+	target := c.doc
+	p := strings.TrimPrefix(ref, "#")
+	if p == "" {
+		return target, true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(p[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch t := target.(type) {
+		case *jobject:
+			v, ok := t.get(tok)
+			if !ok {
+				return nil, false
+			}
+			target = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(t) {
+				return nil, false
+			}
+			target = t[i]
+		default:
+			return nil, false
+		}
+	}
+	return target, true
+}
+
+// disjoint checks that no value can match two branches of a oneOf, so
+// that the union the grammar generates is exact.
+func (c *schemaConv) disjoint(list []any, path string) error {
+	shapes := make([]shape, len(list))
+	for i, b := range list {
+		shapes[i] = c.shapeOf(b, 0)
+	}
+	for i := range shapes {
+		for j := i + 1; j < len(shapes); j++ {
+			if !c.apart(shapes[i], shapes[j]) {
+				return c.errf(path, "oneOf", "branches %d and %d may match the same value; only branches with distinct types, distinct constants, or a required property with distinct constants are supported (anyOf is)", i, j)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *schemaConv) apart(a, b shape) bool {
+	switch {
+	case a.literal && b.literal:
+		for k := range a.lits {
+			if b.lits[k] {
+				return false
+			}
+		}
+		return true
+	case a.literal || b.literal:
+		return false // a literal may have a type the other admits
+	}
+	var common []string
+	for t := range a.types {
+		if b.types[t] {
+			common = append(common, t)
+		}
+	}
+	switch {
+	case len(common) == 0:
+		return true
+	case len(common) == 1 && common[0] == "object" && a.obj != nil && b.obj != nil:
+		return c.discriminated(a.obj, b.obj)
+	}
+	return false
+}
+
+// discriminated reports whether objects a and b share a required property
+// whose constant values differ.
+func (c *schemaConv) discriminated(a, b *jobject) bool {
+	req := func(o *jobject) map[string]bool {
+		m := map[string]bool{}
+		if v, ok := o.get("required"); ok {
+			list, _ := v.([]any)
+			for _, x := range list {
+				if k, ok := x.(string); ok {
+					m[k] = true
+				}
+			}
+		}
+		return m
+	}
+	prop := func(o *jobject, k string) shape {
+		props, _ := o.get("properties")
+		p, _ := props.(*jobject)
+		v, ok := p.get(k)
+		if !ok {
+			return shape{}
+		}
+		return c.shapeOf(v, 0)
+	}
+	ra, rb := req(a), req(b)
+	for k := range ra {
+		if !rb[k] {
+			continue
+		}
+		pa, pb := prop(a, k), prop(b, k)
+		if pa.literal && pb.literal && c.apart(pa, pb) {
+			return true
+		}
+	}
+	return false
 }

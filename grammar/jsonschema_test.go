@@ -162,3 +162,30 @@ func TestToolCall(t *testing.T) {
 		t.Errorf("unsupported keyword in a tool: %v", err)
 	}
 }
+
+func TestOneOf(t *testing.T) {
+	for _, ok := range []string{
+		`{"oneOf":[{"type":"string"},{"type":"integer"},{"type":"null"}]}`,
+		`{"oneOf":[{"const":1},{"enum":[2,"x"]}]}`,
+		`{"oneOf":[{"type":"object","properties":{"kind":{"const":"a"},"n":{"type":"integer"}},"required":["kind"]},{"type":"object","properties":{"kind":{"enum":["b","c"]}},"required":["kind","x"]}]}`,
+		`{"$defs":{"s":{"type":"string"}},"oneOf":[{"$ref":"#/$defs/s"},{"type":"array"}]}`,
+	} {
+		if _, err := FromJSONSchema([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, overlap := range []string{
+		`{"oneOf":[{"type":"integer"},{"type":"number"}]}`,
+		`{"oneOf":[{"type":"string"},{"const":"x"}]}`,
+		`{"oneOf":[{"enum":[1,2]},{"const":2}]}`,
+		`{"oneOf":[{"type":"object"},{"type":"object","properties":{"a":{"const":1}}}]}`,
+		`{"oneOf":[{"type":"object","properties":{"k":{"const":"a"}},"required":["k"]},{"type":"object","properties":{"k":{"const":"a"}},"required":["k"]}]}`,
+		`{"oneOf":[{},{"type":"null"}]}`,
+	} {
+		_, err := FromJSONSchema([]byte(overlap))
+		var se *SchemaError
+		if !errors.As(err, &se) || se.Keyword != "oneOf" {
+			t.Errorf("%s: %v, want a oneOf SchemaError", overlap, err)
+		}
+	}
+}
