@@ -290,19 +290,37 @@ func (c *schemaConv) object(s *jobject, path string) (string, error) {
 		}
 		return c.rule(path+"-"+kw, strings.Join(alts, " | ")), nil
 	}
-	if v, ok := s.get("const"); ok {
-		return c.rule(path+"-const", literalOf(v)), nil
-	}
-	if v, ok := s.get("enum"); ok {
-		list, ok := v.([]any)
-		if !ok || len(list) == 0 {
-			return "", c.errf(path, "enum", "must be a non-empty array")
+	for _, kw := range []string{"const", "enum"} {
+		v, ok := s.get(kw)
+		if !ok {
+			continue
+		}
+		if extra := validation(kw, "type"); len(extra) > 0 {
+			return "", c.errf(path, extra[0], "alongside %s is not supported", kw)
+		}
+		list := []any{v}
+		if kw == "enum" {
+			if list, ok = v.([]any); !ok || len(list) == 0 {
+				return "", c.errf(path, "enum", "must be a non-empty array")
+			}
+		}
+		types := []string{"object", "array", "string", "number", "boolean", "null"}
+		if _, typed := s.get("type"); typed {
+			var err error
+			if types, err = c.types(s, path); err != nil {
+				return "", err
+			}
 		}
 		var alts []string
 		for _, x := range list {
-			alts = append(alts, literalOf(x))
+			if t := typeOf(x); slices.Contains(types, t) || t == "integer" && slices.Contains(types, "number") {
+				alts = append(alts, literalOf(x))
+			}
 		}
-		return c.rule(path+"-enum", strings.Join(alts, " | ")), nil
+		if len(alts) == 0 {
+			return "", c.errf(path, kw, "no value is of the schema's type")
+		}
+		return c.rule(path+"-"+kw, strings.Join(alts, " | ")), nil
 	}
 	types, err := c.types(s, path)
 	if err != nil {
@@ -1029,4 +1047,25 @@ func (c *schemaConv) discriminated(a, b *jobject) bool {
 		}
 	}
 	return false
+}
+
+// typeOf returns the JSON Schema type of a decoded value ("integer" for
+// integral numbers).
+func typeOf(v any) string {
+	switch v := v.(type) {
+	case *jobject:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() {
+			return "integer"
+		}
+		return "number"
+	}
+	return "null"
 }

@@ -51,6 +51,7 @@ func TestFromJSONSchema(t *testing.T) {
 		{"escapes", `{"type":"string","maxLength":2}`,
 			[]string{`"\n\""`, `"\u00e9"`, `"é日"`}, []string{`"abc"`, `"\ud800"`, "\"\x01\""}},
 		{"true", `true`, []string{`1`, `"x"`, `[{}]`}, []string{`x`}},
+		{"typed enum", `{"type":["string","number"],"enum":["a",1,2.5,null,true]}`, []string{`"a"`, `1`, `2.5`}, []string{`null`, `true`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +92,8 @@ func TestFromJSONSchemaErrors(t *testing.T) {
 		{`{"type":"integer","minimum":5,"maximum":1}`, "minimum"},
 		{`{"type":"object","required":["a"],"additionalProperties":false}`, "required"},
 		{`{"anyOf":[{"type":"string"}],"type":"string"}`, "type"},
+		{`{"enum":["abc"],"maxLength":2}`, "maxLength"},
+		{`{"type":"integer","const":"x"}`, "const"},
 	}
 	for _, tt := range tests {
 		_, err := FromJSONSchema([]byte(tt.schema))
