@@ -31,19 +31,9 @@ const benchAnswer = `{"name": "Ana María Gómez", "age": 34, "email": "ana.gome
 // fresh Constraint per generation (no masks cached from earlier
 // requests), then Mask and Accept for each token of benchAnswer.
 func BenchmarkMaskQwen3(b *testing.B) {
-	path := testdata.Path(b, "tokenizers", "qwen3", "tokenizer.json")
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := tokenizer.FromHuggingFace(f)
-	f.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
-	eog := []int{151643, 151645}
+	tok := qwen3(b)
 	t0 := time.Now()
-	v := grammar.TokenizerVocab(tok, eog)
+	v := grammar.TokenizerVocab(tok, qwen3EOG)
 	b.Logf("vocabulary trie built in %v", time.Since(t0))
 	g, err := grammar.FromJSONSchema([]byte(benchSchema))
 	if err != nil {
@@ -84,4 +74,69 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// qwen3EOG are <|endoftext|> and <|im_end|>.
+var qwen3EOG = []int{151643, 151645}
+
+// qwen3 loads the real Qwen3 tokenizer, or skips.
+func qwen3(tb testing.TB) *tokenizer.Tokenizer {
+	tb.Helper()
+	f, err := os.Open(testdata.Path(tb, "tokenizers", "qwen3", "tokenizer.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	tok, err := tokenizer.FromHuggingFace(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
+}
+
+// TestQwen3Reasoning follows what Qwen3 writes with thinking on, token by
+// token on its real vocabulary (<think> and </think> are single tokens,
+// "\n\n" and `{"` merged ones): every token passes the mask, the answer
+// completes the schema, and Done comes at its last token.
+func TestQwen3Reasoning(t *testing.T) {
+	tok := qwen3(t)
+	v := grammar.TokenizerVocab(tok, qwen3EOG)
+	g, err := grammar.FromJSONSchema([]byte(benchSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		o    grammar.Reasoning
+		text string
+	}{
+		{grammar.MaybeReasoning, "<think>\nThe user wants JSON {like this}.\n</think>\n\n" + benchAnswer},
+		{grammar.MaybeReasoning, benchAnswer},
+		{grammar.InReasoning, "Okay, so: {\"name\"}</think>\n\n" + benchAnswer},
+		{grammar.NoReasoning, benchAnswer},
+	} {
+		c, err := g.NewConstraint(v, grammar.Options{Reasoning: tc.o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := tok.Encode(tc.text, tokenizer.EncodeOptions{ParseSpecial: true})
+		logits := make([]float32, 151936)
+		for i, id := range ids {
+			if c.Done() {
+				t.Fatalf("%q: done before token %d", tc.text, i)
+			}
+			clear(logits)
+			if err := c.Mask(logits); err != nil {
+				t.Fatal(err)
+			}
+			if logits[id] != 0 {
+				t.Fatalf("%q: token %d %q masked", tc.text, i, tok.Decode([]int{id}))
+			}
+			if err := c.Accept(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !c.Done() {
+			t.Errorf("%q: not done at the end", tc.text)
+		}
+	}
 }
