@@ -37,6 +37,9 @@ func (f *grammarFields) constraint() (*constraint, error) {
 		if err != nil {
 			return nil, badRequest("grammar", "%v", err)
 		}
+		if !g.MatchPrefix("") {
+			return nil, badRequest("grammar", "the grammar matches no text")
+		}
 		return &constraint{g: g}, nil
 	case hasSchema:
 		return schemaConstraint(f.JSONSchema, "json_schema")

@@ -80,6 +80,7 @@ func TestConstraintRequestErrors(t *testing.T) {
 			"response_format.json_schema.schema", `"uniqueItems"`},
 		{"no schema", map[string]any{"response_format": map[string]any{"type": "json_schema"}}, "response_format.json_schema.schema", "needs a schema"},
 		{"bad grammar", map[string]any{"grammar": `root ::= "x`}, "grammar", "unterminated"},
+		{"empty language", map[string]any{"grammar": `root ::= [^\x00-\U0010FFFF]`}, "grammar", "matches no text"},
 		{"grammar and format", map[string]any{"grammar": `root ::= "x"`, "response_format": map[string]any{"type": "json_object"}}, "response_format", "not both"},
 		{"tool schema", map[string]any{"tools": []any{fn}, "tool_choice": "required"}, "tools", `"not"`},
 		{"unknown function", map[string]any{"tools": []any{ok}, "tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "h"}}}, "tool_choice", `"h"`},
