@@ -8,7 +8,7 @@ require (
 	golang.org/x/text v0.44.0
 )
 
-require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
