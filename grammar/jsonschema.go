@@ -107,17 +107,18 @@ type Tool struct {
 	Parameters []byte
 }
 
-// ToolCall returns the grammar of one tool call in the Hermes format of
-// Qwen models,
+// ToolCall returns the grammar of tool calls in the Hermes format of Qwen
+// models,
 //
 //	<tool_call>
 //	{"name": "NAME", "arguments": ARGS}
 //	</tool_call>
 //
-// where NAME is one of tools and ARGS validates against its parameters.
-// With open false the grammar starts after the "<tool_call>" tag, for
+// where NAME is one of tools and ARGS validates against its parameters:
+// one call, or with calls > 1 up to that many, one per line. With open
+// false the grammar starts after the first "<tool_call>" tag, for
 // constraining a call the model has opened itself.
-func ToolCall(tools []Tool, open bool) (*Grammar, error) {
+func ToolCall(tools []Tool, open bool, calls int) (*Grammar, error) {
 	if len(tools) == 0 {
 		return nil, errors.New("grammar: no tools")
 	}
@@ -138,9 +139,13 @@ func ToolCall(tools []Tool, open bool) (*Grammar, error) {
 		alts = append(alts, `"{" ws "\"name\"" ws ":" ws `+literalOf(t.Name)+` ws "," ws "\"arguments\"" ws ":" ws `+args+` ws "}"`)
 	}
 	body := c.rule("call", strings.Join(alts, " | "))
-	root := `"\n"? ` + body + ` "\n"? "</tool_call>"`
+	call := `"\n"? ` + body + ` "\n"? "</tool_call>"`
+	root := call
 	if open {
-		root = `"<tool_call>" ` + root
+		root = `"<tool_call>" ` + call
+	}
+	if calls > 1 {
+		root += fmt.Sprintf(` ( "\n" "<tool_call>" %s ){0,%d}`, call, min(calls, maxCount)-1)
 	}
 	return c.compile(root)
 }

@@ -129,7 +129,7 @@ func TestToolCall(t *testing.T) {
 		{Name: "now"},
 		{Name: "tree", Parameters: []byte(`{"$defs":{"n":{"type":"object","properties":{"k":{"type":"array","items":{"$ref":"#/$defs/n"},"maxItems":2}}}},"$ref":"#/$defs/n"}`)},
 	}
-	g, err := ToolCall(tools, true)
+	g, err := ToolCall(tools, true, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,14 +154,22 @@ func TestToolCall(t *testing.T) {
 			t.Errorf("accepts %s", s)
 		}
 	}
-	opened, err := ToolCall(tools[1:2], false)
+	opened, err := ToolCall(tools[1:2], false, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !opened.Match("\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>") {
 		t.Error("the grammar after an opened tag rejects a call")
 	}
-	if _, err := ToolCall([]Tool{{Name: "f", Parameters: []byte(`{"type":"object","not":{}}`)}}, true); err == nil || !strings.Contains(err.Error(), `"not"`) {
+	two, err := ToolCall(tools[1:2], true, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := `<tool_call>{"name":"now","arguments":{}}</tool_call>`
+	if !two.Match(one) || !two.Match(one+"\n"+one) || two.Match(one+"\n"+one+"\n"+one) || g.Match(one+"\n"+one) {
+		t.Error("the number of calls is not bounded as asked")
+	}
+	if _, err := ToolCall([]Tool{{Name: "f", Parameters: []byte(`{"type":"object","not":{}}`)}}, true, 1); err == nil || !strings.Contains(err.Error(), `"not"`) {
 		t.Errorf("unsupported keyword in a tool: %v", err)
 	}
 }

@@ -58,6 +58,7 @@ type chatRequest struct {
 	samplingFields
 	Tools              []json.RawMessage          `json:"tools"`
 	ToolChoice         json.RawMessage            `json:"tool_choice"`
+	ParallelToolCalls  *bool                      `json:"parallel_tool_calls"`
 	ResponseFormat     *responseFormat            `json:"response_format"`
 	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
 	grammarFields

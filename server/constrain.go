@@ -18,6 +18,10 @@ type constraint struct {
 // toolOpen is the tag with which Qwen models open a tool call.
 const toolOpen = "<tool_call>"
 
+// maxParallelCalls bounds the calls of one answer under tool_choice
+// "required" or a named function.
+const maxParallelCalls = 8
+
 // grammarFields are the llama-server constraint fields shared by the chat
 // and completion requests.
 type grammarFields struct {
@@ -57,8 +61,9 @@ func schemaConstraint(schema json.RawMessage, param string) (*constraint, error)
 
 // chatConstraint reads response_format, the grammar fields, tools and
 // tool_choice (tools is nil under tool_choice "none"). With tool_choice
-// "required" or a named function the whole output is one call whose
-// arguments follow the tool's parameters; with "auto" (the default) the
+// "required" or a named function the whole output is calls (one when
+// parallel_tool_calls is false) whose arguments follow the tools'
+// parameters; with "auto" (the default) the
 // output is free until the model opens a call, and the call is
 // constrained from there. A response format or grammar takes precedence
 // over "auto".
@@ -131,7 +136,13 @@ func chatConstraint(req *chatRequest, tools []json.RawMessage) (*constraint, err
 	if len(list) == 0 {
 		return nil, badRequest("tool_choice", "tool_choice names the function %q, which is not among the tools", name)
 	}
-	g, err := grammar.ToolCall(list, choice != "auto")
+	// Parallel calls (OpenAI's default) only where the whole output is
+	// calls; under "auto" the generation ends with the call opened.
+	calls := 1
+	if choice != "auto" && (req.ParallelToolCalls == nil || *req.ParallelToolCalls) {
+		calls = maxParallelCalls
+	}
+	g, err := grammar.ToolCall(list, choice != "auto", calls)
 	if err != nil {
 		return nil, badRequest("tools", "%v", err)
 	}
