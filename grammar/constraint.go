@@ -118,7 +118,7 @@ func (g *Grammar) NewConstraint(v *Vocab, o Options) (*Constraint, error) {
 // withLead returns g with up to n whitespace bytes allowed before it.
 func (g *Grammar) withLead(n int) *Grammar {
 	b := &builder{g: Grammar{names: append([]string(nil), g.names...), rules: append([][][]sym(nil), g.rules...),
-		sets: append([]byteSet(nil), g.sets...), src: g.src}, byName: map[string]int{}, setIdx: map[byteSet]int{}}
+		sets: append([]byteSet(nil), g.sets...)}, byName: map[string]int{}, setIdx: map[byteSet]int{}}
 	for i, name := range b.g.names {
 		b.byName[name] = i
 	}
@@ -315,7 +315,3 @@ func (c *Constraint) write(p string) error {
 // Done reports whether the grammar is complete and nothing can extend it:
 // the generation should end.
 func (c *Constraint) Done() bool { return c.phase == phaseGrammar && c.m.complete(c.state) }
-
-// Active reports whether the grammar has started to apply (reasoning and
-// text before a trigger are over).
-func (c *Constraint) Active() bool { return c.phase == phaseGrammar }

@@ -25,12 +25,7 @@ func Parse(src string) (*Grammar, error) {
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
-	g, err := p.b.finish("root")
-	if err != nil {
-		return nil, err
-	}
-	g.src = src
-	return g, nil
+	return p.b.finish("root")
 }
 
 type parser struct {

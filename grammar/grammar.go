@@ -55,7 +55,6 @@ type Grammar struct {
 	rules [][][]sym // rule → alternatives → sequence of symbols
 	sets  []byteSet // terminals
 	root  int       // start rule
-	src   string    // GBNF text it came from, when known
 }
 
 // A sym is a terminal (>= 0: an index into sets) or a rule reference
@@ -78,15 +77,6 @@ func (b *byteSet) add(lo, hi byte) {
 }
 
 func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
-
-// String returns the GBNF text the grammar was parsed from, or a
-// description of its size.
-func (g *Grammar) String() string {
-	if g.src != "" {
-		return g.src
-	}
-	return fmt.Sprintf("grammar with %d rules", len(g.rules))
-}
 
 // builder assembles a Grammar: rules by name, terminals deduplicated.
 type builder struct {

@@ -98,9 +98,6 @@ func TokenizerVocab(tok *tokenizer.Tokenizer, eog []int) *Vocab {
 	return NewVocab(pieces, eog)
 }
 
-// Size is the number of tokens.
-func (v *Vocab) Size() int { return len(v.pieces) }
-
 // Piece returns the bytes of token id.
 func (v *Vocab) Piece(id int) string {
 	if id < 0 || id >= len(v.pieces) {
