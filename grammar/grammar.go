@@ -51,7 +51,7 @@ func (e *RuleError) Error() string { return fmt.Sprintf("grammar: rule %q: %s", 
 // and safe for concurrent use; each generation matches it with its own
 // Constraint (or Matcher).
 type Grammar struct {
-	names []string  // rule names, for errors and String
+	names []string  // rule names, for errors
 	rules [][][]sym // rule → alternatives → sequence of symbols
 	sets  []byteSet // terminals
 	root  int       // start rule
