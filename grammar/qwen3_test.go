@@ -140,3 +140,25 @@ func TestQwen3Reasoning(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMaskQwen3Reasoning measures Mask inside free reasoning (before
+// </think>): end-of-generation barred, tokens that would close the
+// reasoning into text the grammar rejects removed.
+func BenchmarkMaskQwen3Reasoning(b *testing.B) {
+	tok := qwen3(b)
+	v := grammar.TokenizerVocab(tok, qwen3EOG)
+	g, err := grammar.FromJSONSchema([]byte(benchSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := g.NewConstraint(v, grammar.Options{Reasoning: grammar.InReasoning})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logits := make([]float32, 151936)
+	for b.Loop() {
+		if err := c.Mask(logits); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
