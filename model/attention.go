@@ -139,6 +139,7 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 		}
 		c1 := min(c0+kvcache.PageSize, last+1)
 		kr, vr := s.Cache.Run(layer, it.g, c0, c1)
+		w.block.Open(cfg, kr, vr, c1-c0)
 		for r := range rows {
 			t := it.t0 + r/group
 			n := min(c1, s.Pos0+t+1) - c0 // keys of the chunk row r sees
@@ -149,7 +150,7 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 				mx, sum = float32(math.Inf(-1)), 0
 				clear(acc)
 			} else {
-				mx, sum = a.chunk(w, cfg, &w.q[r], kr, vr, n, acc)
+				mx, sum = a.chunk(w, &w.q[r], n, acc)
 			}
 			if run != nil {
 				if n > 0 {
@@ -169,16 +170,16 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 
 // chunk computes the softmax partial of one query row over the first n
 // keys of a chunk: the maximum score, Σ e^(s−max), and acc = Σ e^(s−max)·v.
-func (a *Attention) chunk(w *attnWorker, cfg *kvcache.Config, q *kvcache.Query, kr, vr []byte, n int, acc []float32) (float32, float64) {
+func (a *Attention) chunk(w *attnWorker, q *kvcache.Query, n int, acc []float32) (float32, float64) {
 	s := w.scores[:n]
-	kvcache.Scores(cfg.K, s, q, kr, a.HeadDim, &w.scratch)
+	w.block.Scores(s, q)
 	ops.Scale(s, a.Scale)
 	mx := s[0]
 	for _, x := range s[1:] {
 		mx = max(mx, x)
 	}
 	sum := ops.ExpSub(s, mx)
-	kvcache.Accumulate(cfg.V, acc, s, vr, &w.scratch)
+	w.block.Accumulate(acc, s)
 	return mx, sum
 }
 
@@ -231,7 +232,7 @@ type attnWorker struct {
 	acc     []float32
 	scores  []float32
 	run     running
-	scratch kvcache.Scratch
+	block   kvcache.Block
 }
 
 func (w *attnWorker) grow(rows, hd int) {

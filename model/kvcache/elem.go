@@ -115,6 +115,11 @@ func Decode(f *quant.Format, dst []float32, src []byte) {
 type Query struct {
 	F  []float32
 	Q8 []byte
+	// D and Corr are per block the scale and the correction of the
+	// unsigned-operand dot (128·Σq for Q8_0 keys, 8·Σq for Q4_0) that the
+	// SIMD kernels use.
+	D    []float32
+	Corr []int32
 }
 
 // Prepare sets q up for keys of format f from the head row x.
@@ -129,59 +134,102 @@ func (q *Query) Prepare(f *quant.Format, x []float32) {
 		q.Q8 = make([]byte, n)
 	}
 	q.Q8 = q.Q8[:n]
-	for b := 0; b < len(x); b += 32 {
-		QuantizeQ8(q.Q8[b/32*34:], x[b:b+32])
+	blocks := len(x) / 32
+	if cap(q.D) < blocks {
+		q.D, q.Corr = make([]float32, blocks), make([]int32, blocks)
+	}
+	q.D, q.Corr = q.D[:blocks], q.Corr[:blocks]
+	bias := int32(128)
+	if f == quant.Q4_0 {
+		bias = 8
+	}
+	for b := range blocks {
+		qb := q.Q8[b*34 : b*34+34]
+		QuantizeQ8(qb, x[b*32:b*32+32])
+		var sum int32
+		for _, c := range qb[2:] {
+			sum += int32(int8(c))
+		}
+		q.D[b], q.Corr[b] = fp16(qb), bias*sum
 	}
 	q.F = nil
 }
 
-// Scratch is the working memory of the scores and accumulate kernels.
-type Scratch struct{ buf []float32 }
-
-func (s *Scratch) grow(n int) []float32 {
-	if cap(s.buf) < n {
-		s.buf = make([]float32, n)
-	}
-	return s.buf[:n]
+// Block is a run of keys and values of one head (as Run returns them),
+// opened for the kernels: the generic tier decodes a float run once for
+// every query row, the SIMD tier reads the stored rows directly.
+type Block struct {
+	k, v       *quant.Format
+	kr, vr     []byte
+	hd         int
+	fast       bool      // the SIMD kernels take these rows
+	kf, vf     []float32 // decoded rows (generic float path)
+	kbuf, vbuf []float32
 }
 
-// Scores sets dst[j] = q·K_j for the len(dst) keys of the run k, rows of
-// hd elements of format f. Each dot is a function of its row and q alone,
-// whatever the run's length: batch invariance rests on it.
-func Scores(f *quant.Format, dst []float32, q *Query, k []byte, hd int, s *Scratch) {
-	n := len(dst)
-	switch f {
-	case quant.F32, quant.F16:
-		kf := s.grow(n * hd)
-		Decode(f, kf, k[:n*hd*f.BlockBytes])
-		for j := range dst {
-			dst[j] = ops.Dot(q.F, kf[j*hd:(j+1)*hd])
+// Open prepares the first n positions of the run kr, vr of a cache of
+// configuration c for Scores and Accumulate.
+func (b *Block) Open(c *Config, kr, vr []byte, n int) {
+	b.k, b.v, b.hd = c.K, c.V, c.HeadDim
+	b.kr, b.vr = kr[:n*c.RowBytes(c.K)], vr[:n*c.RowBytes(c.V)]
+	b.kf, b.vf = nil, nil
+	b.fast = fast(b.hd)
+	if !b.fast {
+		if !Quantized(b.k) {
+			b.kf = growF(&b.kbuf, n*b.hd)
+			Decode(b.k, b.kf, b.kr)
 		}
-	case quant.Q8_0:
-		dotsQ8Q8(dst, q.Q8, k, hd/32)
-	case quant.Q4_0:
-		dotsQ4Q8(dst, q.Q8, k, hd/32)
-	default:
-		panic("kvcache: no scores kernel for " + f.Name)
+		b.vf = growF(&b.vbuf, n*b.hd)
+		Decode(b.v, b.vf, b.vr)
 	}
 }
 
-// Accumulate sets acc = Σ_j p[j]·V_j over the len(p) rows of the run v
-// (rows of len(acc) elements of format f), j in order.
-func Accumulate(f *quant.Format, acc, p []float32, v []byte, s *Scratch) {
-	hd := len(acc)
-	n := len(p)
-	vf := s.grow(n * hd)
-	Decode(f, vf, v[:n*hd/f.BlockElems*f.BlockBytes])
+func growF(b *[]float32, n int) []float32 {
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	*b = (*b)[:n]
+	return *b
+}
+
+// Scores sets dst[j] = q·K_j for the first len(dst) keys of the block.
+// Each dot is a function of its key row and q alone, whatever the number
+// of keys or rows: batch invariance rests on it.
+func (b *Block) Scores(dst []float32, q *Query) {
+	n, hd := len(dst), b.hd
+	switch {
+	case b.k == quant.Q8_0:
+		dotsQ8(dst, q, b.kr, hd/32)
+	case b.k == quant.Q4_0:
+		dotsQ4(dst, q, b.kr, hd/32)
+	case b.fast && b.k == quant.F16:
+		dotsF16(dst, q.F, b.kr)
+	case b.fast:
+		dotsF32(dst, q.F, b.kr)
+	default:
+		for j := range n {
+			dst[j] = ops.Dot(q.F, b.kf[j*hd:(j+1)*hd])
+		}
+	}
+}
+
+// Accumulate sets acc = Σ_j p[j]·V_j over the first len(p) rows of the
+// block, j in order.
+func (b *Block) Accumulate(acc, p []float32) {
+	if b.fast {
+		accumulate(b.v, acc, p, b.vr)
+		return
+	}
+	hd := b.hd
 	clear(acc)
 	for j, w := range p {
-		ops.Axpy(acc, w, vf[j*hd:(j+1)*hd])
+		ops.Axpy(acc, w, b.vf[j*hd:(j+1)*hd])
 	}
 }
 
-// dotsQ8Q8 is ggml_vec_dot_q8_0_q8_0 per key: the integer dot of each
+// dotsQ8Go is ggml_vec_dot_q8_0_q8_0 per key: the integer dot of each
 // 32-block scaled by both fp16 scales, summed over the blocks in order.
-func dotsQ8Q8(dst []float32, q, k []byte, blocks int) {
+func dotsQ8Go(dst []float32, q, k []byte, blocks int) {
 	rb := blocks * 34
 	for j := range dst {
 		row := k[j*rb : (j+1)*rb]
@@ -198,8 +246,8 @@ func dotsQ8Q8(dst []float32, q, k []byte, blocks int) {
 	}
 }
 
-// dotsQ4Q8 is ggml_vec_dot_q4_0_q8_0 per key.
-func dotsQ4Q8(dst []float32, q, k []byte, blocks int) {
+// dotsQ4Go is ggml_vec_dot_q4_0_q8_0 per key.
+func dotsQ4Go(dst []float32, q, k []byte, blocks int) {
 	rb := blocks * 18
 	for j := range dst {
 		row := k[j*rb : (j+1)*rb]
