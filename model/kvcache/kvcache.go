@@ -123,8 +123,20 @@ type Budget struct {
 // NewBudget returns a budget of limit bytes; limit <= 0 means unbounded.
 func NewBudget(limit int64) *Budget { return &Budget{limit: limit, free: map[int][][]byte{}} }
 
+// SetLimit changes the budget's size (<= 0: unbounded). Pages already held
+// stay; growth beyond the new limit fails.
+func (b *Budget) SetLimit(limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit = limit
+}
+
 // Limit returns the budget's size in bytes (0: unbounded).
-func (b *Budget) Limit() int64 { return max(b.limit, 0) }
+func (b *Budget) Limit() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(b.limit, 0)
+}
 
 // Used returns the bytes of pages held by live sequences.
 func (b *Budget) Used() int64 {
@@ -235,7 +247,7 @@ func (c *Cache) Reserve(n int) error {
 		if i := c.n / PageSize; c.n < n && i < len(l) && l[i].refs.Load() > 1 {
 			buf := c.budget.take(size)
 			if buf == nil {
-				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.limit)
+				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.Limit())
 			}
 			copy(buf, l[i].buf)
 			c.release(l[i])
@@ -247,7 +259,7 @@ func (c *Cache) Reserve(n int) error {
 			buf := c.budget.take(size)
 			if buf == nil {
 				c.pages[li] = l
-				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.limit)
+				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.Limit())
 			}
 			p := &page{buf: buf}
 			p.refs.Store(1)
