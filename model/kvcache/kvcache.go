@@ -14,6 +14,7 @@ package kvcache
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -342,4 +343,44 @@ func (c *Cache) Run(l, h, p0, p1 int) (k, v []byte) {
 	kb := h * PageSize * c.kRow
 	vb := nh*PageSize*c.kRow + h*PageSize*c.vRow
 	return p[kb+j0*c.kRow : kb+j1*c.kRow], p[vb+j0*c.vRow : vb+j1*c.vRow]
+}
+
+// FillSynthetic grows the cache to n positions holding deterministic
+// values instead of a model's keys and values, without running the model:
+// the speed and memory of attention do not depend on the values, so a
+// benchmark can measure depths that a small machine cannot prefill. The
+// rows are a few random ones (standard normal, seeded), encoded once and
+// copied to every position.
+func (c *Cache) FillSynthetic(n int, seed uint64) error {
+	if err := c.Reserve(n); err != nil {
+		return err
+	}
+	const distinct = 61
+	cfg := c.cfg
+	rng := rand.New(rand.NewPCG(seed, 0x5e7))
+	x := make([]float32, cfg.HeadDim)
+	kRows := make([]byte, distinct*c.kRow)
+	vRows := make([]byte, distinct*c.vRow)
+	for i := range distinct {
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		encode(cfg.K, kRows[i*c.kRow:(i+1)*c.kRow], x)
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		encode(cfg.V, vRows[i*c.vRow:(i+1)*c.vRow], x)
+	}
+	for l := range cfg.Layers {
+		for pos := c.n; pos < n; pos++ {
+			for h := range cfg.KVHeads {
+				k, v := c.rows(l, h, pos)
+				i := (pos*7 + h*13 + l) % distinct
+				copy(k, kRows[i*c.kRow:])
+				copy(v, vRows[i*c.vRow:])
+			}
+		}
+	}
+	c.n = n
+	return nil
 }
