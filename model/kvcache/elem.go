@@ -3,6 +3,7 @@ package kvcache
 import (
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"trit/half"
 	"trit/ops"
@@ -169,11 +170,24 @@ type Block struct {
 
 // Open prepares the first n positions of the run kr, vr of a cache of
 // configuration c for Scores and Accumulate.
-func (b *Block) Open(c *Config, kr, vr []byte, n int) {
+//
+// rows is the number of query rows the block will serve. For many rows
+// the SIMD tier converts fp16 rows to float32 once, instead of once per
+// row inside the kernels: the conversion is exact, so the results are the
+// same bit for bit either way.
+func (b *Block) Open(c *Config, kr, vr []byte, n, rows int) {
 	b.k, b.v, b.hd = c.K, c.V, c.HeadDim
 	b.kr, b.vr = kr[:n*c.RowBytes(c.K)], vr[:n*c.RowBytes(c.V)]
 	b.kf, b.vf = nil, nil
 	b.fast = fast(b.hd)
+	if b.fast && rows >= convertRows {
+		if b.k == quant.F16 {
+			b.kr, b.k = widen(&b.kbuf, b.kr), quant.F32
+		}
+		if b.v == quant.F16 {
+			b.vr, b.v = widen(&b.vbuf, b.vr), quant.F32
+		}
+	}
 	if !b.fast {
 		if !Quantized(b.k) {
 			b.kf = growF(&b.kbuf, n*b.hd)
@@ -182,6 +196,17 @@ func (b *Block) Open(c *Config, kr, vr []byte, n int) {
 		b.vf = growF(&b.vbuf, n*b.hd)
 		Decode(b.v, b.vf, b.vr)
 	}
+}
+
+// convertRows is the number of query rows from which Open converts fp16
+// blocks once rather than in every kernel call.
+const convertRows = 8
+
+// widen converts fp16 rows into buf and returns them as float32 bytes.
+func widen(buf *[]float32, src []byte) []byte {
+	f := growF(buf, len(src)/2)
+	ops.F16ToF32(f, src)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(f))), 4*len(f))
 }
 
 func growF(b *[]float32, n int) []float32 {

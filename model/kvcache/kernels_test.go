@@ -66,7 +66,7 @@ func TestKernels(t *testing.T) {
 					rows := make([]float32, n*hd)
 					Decode(f, rows, kr)
 					var b Block
-					b.Open(&cfg, kr, vr, n)
+					b.Open(&cfg, kr, vr, n, 1+n%9) // n%9 ≥ 7: converted once
 					got := make([]float32, n)
 					b.Scores(got, &q)
 					p := make([]float32, n)
