@@ -454,7 +454,10 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 					return err
 				}
 				row := bench.Row{Model: desc, Threads: threads, KVType: kv.String(), Result: r, Time: time.Now(),
-					KVTokenBytes: m.Info().KVTokenBytes, Bandwidth: o.bandwidthFor(threads, stderr)}
+					KVTokenBytes: m.Info().KVTokenBytes}
+				if it.Test.Gen > 0 {
+					row.Bandwidth = o.bandwidthFor(threads, stderr)
+				}
 				if err := out.add(row); err != nil {
 					m.Close()
 					return err
