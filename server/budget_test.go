@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"trit/engine"
 	"trit/model"
@@ -87,5 +88,45 @@ func TestContextEnd(t *testing.T) {
 	if f := r.Choices[0].FinishReason; f == nil || *f != "length" || r.Usage.PromptTokens+r.Usage.CompletionTokens != ctx+1 {
 		t.Errorf("finish %v after %d prompt + %d generated tokens, want length at the context of %d",
 			*r.Choices[0].FinishReason, r.Usage.PromptTokens, r.Usage.CompletionTokens, ctx)
+	}
+}
+
+// TestPrefillCap checks the interleaving estimate: with no measurements
+// the cap is the minimum; after decode-only steps and mixed steps it is
+// the prompt tokens that take about two decode steps.
+func TestPrefillCap(t *testing.T) {
+	var s sched
+	if got := s.prefillCap(); got != minPrefillChunk {
+		t.Errorf("cold cap %d, want %d", got, minPrefillChunk)
+	}
+	for range 20 {
+		s.observe(4, 0, 40*time.Millisecond)    // decoding only
+		s.observe(4, 100, 240*time.Millisecond) // 100 prompt tokens: 2 ms each
+	}
+	if got := s.prefillCap(); got < 38 || got > 42 {
+		t.Errorf("cap %d, want about 40 (2 × 40 ms of decode ÷ 2 ms per prompt token)", got)
+	}
+}
+
+// TestLatencyMetrics checks the time-to-first-token and time-per-output-
+// token histograms and the KV gauges after one request.
+func TestLatencyMetrics(t *testing.T) {
+	eng, budget := budgetEngine(t, 8)
+	ts := startServer(t, Config{Backend: &Backend{Engine: eng, KVBudget: budget}})
+	const n = 6
+	if code, body := ts.post(t, "/v1/completions", fmt.Sprintf(`{"prompt":"Hi","max_tokens":%d,"temperature":0,"ignore_eos":true}`, n)); code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	_, body := ts.get(t, "/metrics")
+	for _, want := range []string{
+		"trit_time_to_first_token_seconds_count 1",
+		fmt.Sprintf("trit_time_per_output_token_seconds_count %d", n-1),
+		`trit_time_per_output_token_seconds_bucket{le="+Inf"} 5`,
+		fmt.Sprintf("trit_kv_cache_budget_bytes %d", budget.Limit()),
+		fmt.Sprintf("trit_kv_cache_bytes %d", kvcache.PageSize*eng.Model.Info().KVTokenBytes),
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
 	}
 }

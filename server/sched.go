@@ -32,8 +32,10 @@ type job struct {
 	stop     *sample.StopMatcher
 	js       *jsonObject
 	tokens   []int
+	tSubmit  time.Time
 	tAdmit   time.Time
 	tPrefill time.Time // end of prefill
+	tLast    time.Time // when the last token was sampled
 
 	mu     sync.Mutex
 	text   []byte // output not yet taken by the handler
@@ -54,7 +56,7 @@ type result struct {
 }
 
 func newJob(ctx context.Context, prompt []int, p genParams) *job {
-	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1)}
+	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1), tSubmit: time.Now()}
 }
 
 // take returns the output produced since the last call, and whether the
@@ -114,6 +116,42 @@ type sched struct {
 
 	steps []model.Step
 	sjobs []*job
+
+	// Running estimates for interleaving prefill with decoding: the time
+	// of a step of decoding tokens only, and the cost of a prompt token.
+	decodeStep, promptToken time.Duration
+}
+
+// minPrefillChunk is the fewest prompt tokens a step carries while other
+// jobs are decoding.
+const minPrefillChunk = 16
+
+// prefillCap returns how many prompt tokens a step may carry while jobs
+// are decoding: enough that the step takes about twice a plain decode
+// step, so running streams keep their pace (their time per output token
+// at most triples) while a long prompt is admitted.
+func (s *sched) prefillCap() int {
+	if s.decodeStep <= 0 || s.promptToken <= 0 {
+		return minPrefillChunk
+	}
+	return max(minPrefillChunk, int(2*s.decodeStep/s.promptToken))
+}
+
+// observe updates the step estimates with a step of dec decoding tokens
+// and n prompt tokens that took d.
+func (s *sched) observe(dec, n int, d time.Duration) {
+	ema := func(old, v time.Duration) time.Duration {
+		if old == 0 {
+			return v
+		}
+		return (3*old + v) / 4
+	}
+	switch {
+	case n == 0:
+		s.decodeStep = ema(s.decodeStep, d)
+	case d > s.decodeStep:
+		s.promptToken = ema(s.promptToken, (d-s.decodeStep)/time.Duration(n))
+	}
 }
 
 func newSched(eng *engine.Engine, parallel, ctx, queue int, m *metrics) (*sched, error) {
@@ -293,8 +331,13 @@ func (s *sched) step() {
 			budget--
 		}
 	}
-	// Prompts always advance, even when decoding fills the batch.
+	// Prompts always advance, even when decoding fills the batch, but in
+	// chunks small enough not to stall the running streams.
+	decoding := len(steps)
 	budget = max(budget, 1)
+	if decoding > 0 {
+		budget = min(budget, s.prefillCap())
+	}
 	for _, j := range s.active {
 		if j.fed == len(j.prompt) || budget <= 0 {
 			continue
@@ -322,7 +365,14 @@ func (s *sched) step() {
 	}
 	t0 := time.Now()
 	err := s.forward(steps)
-	s.m.observeStep(len(steps), time.Since(t0))
+	d := time.Since(t0)
+	s.m.observeStep(len(steps), d)
+	prompt := 0
+	for _, st := range steps[decoding:] {
+		prompt += len(st.Tokens)
+	}
+	s.observe(decoding, prompt, d)
+	s.m.kvUsed.Store(s.kvUsed())
 	for i, j := range sjobs {
 		sl := j.slot
 		if err != nil {
@@ -397,6 +447,13 @@ func (s *sched) advance(j *job) {
 	}
 	id := j.smp.Sample(logits)
 	j.smp.Accept(id)
+	now := time.Now()
+	if j.tLast.IsZero() {
+		s.m.ttft.observe(now.Sub(j.tSubmit).Seconds())
+	} else {
+		s.m.tpot.observe(now.Sub(j.tLast).Seconds())
+	}
+	j.tLast = now
 	if !j.p.ignoreEOG && slices.Contains(s.eog, id) {
 		j.emit(j.stop.Flush())
 		s.finish(j, "stop", nil)

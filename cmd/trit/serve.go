@@ -88,7 +88,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		if kvBudget == 0 {
 			setDefaultBudget(mf.kvBudget, l, stderr)
 		}
-		err = loadBackend(srv, l, mf.path, alias)
+		err = loadBackend(srv, l, mf.path, alias, mf.kvBudget)
 	}
 	if err != nil {
 		cancel()
@@ -103,7 +103,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadBackend hands the loaded model, with its chat template, to srv.
-func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
+func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvcache.Budget) error {
 	src, _ := l.file.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
@@ -116,7 +116,7 @@ func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
 			id = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 	}
-	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id})
+	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id, KVBudget: budget})
 }
 
 // setDefaultBudget sizes the KV budget to the memory available now, less
