@@ -20,3 +20,7 @@ func TestExactPathMatchesFloat(t *testing.T) {
 // TestKVCacheTypes checks every cache type against llama.cpp's logits with
 // the same cache types (../shared/testdata/reference, "Quantized KV cache").
 func TestKVCacheTypes(t *testing.T) { logitcmp.CheckKVCache(t, "qwen35-tern-f32") }
+
+// TestKVCacheLongPrompt checks the quantized caches over a prompt of
+// several pages, prefilled in one batch.
+func TestKVCacheLongPrompt(t *testing.T) { logitcmp.CheckKVCacheLong(t, "qwen35-tern-f32", 700) }
