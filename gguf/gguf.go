@@ -88,10 +88,9 @@ type File struct {
 	Alignment  int64     // data alignment in bytes
 	DataOffset int64     // absolute offset of the data section
 	Size       int64     // size of the file in bytes
-	KV         []KV      // metadata, in file order
 	Tensors    []*Tensor // tensors, in file order
+	Metadata             // the header's key/value pairs, in file order
 
-	keys    map[string]int
 	tensors map[string]*Tensor
 	r       io.ReaderAt
 	mapped  []byte       // the whole file when memory-mapped
@@ -180,8 +179,38 @@ func (f *File) Close() error {
 // Tensor returns the tensor with the given name, or nil.
 func (f *File) Tensor(name string) *Tensor { return f.tensors[name] }
 
+// Metadata is an ordered list of key/value pairs with typed lookups by
+// key. A File embeds its header's; model sources of other containers build
+// one of GGUF keys.
+type Metadata struct {
+	KV []KV
+
+	keys map[string]int
+}
+
+// NewMetadata indexes kvs (which it keeps); a key given twice is an error.
+func NewMetadata(kvs []KV) (Metadata, error) {
+	m := Metadata{KV: kvs, keys: make(map[string]int, len(kvs))}
+	for i, kv := range kvs {
+		if _, dup := m.keys[kv.Key]; dup {
+			return Metadata{}, fmt.Errorf("%w: key %q", ErrDuplicate, kv.Key)
+		}
+		m.keys[kv.Key] = i
+	}
+	return m, nil
+}
+
+// Keys returns the keys in order.
+func (f *Metadata) Keys() []string {
+	keys := make([]string, len(f.KV))
+	for i, kv := range f.KV {
+		keys[i] = kv.Key
+	}
+	return keys
+}
+
 // Lookup returns the value stored under key.
-func (f *File) Lookup(key string) (Value, bool) {
+func (f *Metadata) Lookup(key string) (Value, bool) {
 	i, ok := f.keys[key]
 	if !ok {
 		return Value{}, false
@@ -190,50 +219,50 @@ func (f *File) Lookup(key string) (Value, bool) {
 }
 
 // String returns the STRING stored under key.
-func (f *File) String(key string) (string, bool) {
+func (f *Metadata) String(key string) (string, bool) {
 	v, _ := f.Lookup(key)
 	return v.Text()
 }
 
 // Uint returns the non-negative integer (of any integer type) under key.
-func (f *File) Uint(key string) (uint64, bool) {
+func (f *Metadata) Uint(key string) (uint64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Uint()
 }
 
 // Int returns the integer (of any integer type) under key.
-func (f *File) Int(key string) (int64, bool) {
+func (f *Metadata) Int(key string) (int64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Int()
 }
 
 // Float returns the number under key as a float64 (see Value.Float).
-func (f *File) Float(key string) (float64, bool) {
+func (f *Metadata) Float(key string) (float64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Float()
 }
 
 // Bool returns the BOOL under key.
-func (f *File) Bool(key string) (bool, bool) {
+func (f *Metadata) Bool(key string) (bool, bool) {
 	v, _ := f.Lookup(key)
 	return v.Bool()
 }
 
 // Strings returns the array of strings under key; the slice is shared
-// with the File and must not be modified.
-func (f *File) Strings(key string) ([]string, bool) {
+// with the Metadata and must not be modified.
+func (f *Metadata) Strings(key string) ([]string, bool) {
 	v, _ := f.Lookup(key)
 	return v.Strings()
 }
 
 // Ints returns the array of integers (of any integer type) under key.
-func (f *File) Ints(key string) ([]int64, bool) {
+func (f *Metadata) Ints(key string) ([]int64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Ints()
 }
 
 // Floats returns the array of numbers under key as float64s.
-func (f *File) Floats(key string) ([]float64, bool) {
+func (f *Metadata) Floats(key string) ([]float64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Floats()
 }
