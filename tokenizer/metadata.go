@@ -18,6 +18,16 @@ type Metadata interface {
 // `tokenizer.ggml.*` keys (model sources of other containers translate
 // their tokenizer files into those keys).
 func FromMetadata(f Metadata) (*Tokenizer, error) {
+	v, err := VocabFromMetadata(f)
+	if err != nil {
+		return nil, err
+	}
+	return New(v)
+}
+
+// VocabFromMetadata reads the vocabulary of the `tokenizer.ggml.*` keys,
+// with the defaults llama.cpp applies to absent ones.
+func VocabFromMetadata(f Metadata) (*Vocab, error) {
 	v := &Vocab{BOS: -1, EOS: -1, PAD: -1, UNK: -1}
 	var ok bool
 	if v.Model, ok = f.String("tokenizer.ggml.model"); !ok {
@@ -62,7 +72,7 @@ func FromMetadata(f Metadata) (*Tokenizer, error) {
 	if b, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
 		v.AddSpacePrefix = b
 	}
-	return New(v)
+	return v, nil
 }
 
 // EndOfGeneration lists the token ids that end a generation: the EOS and
