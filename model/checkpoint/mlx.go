@@ -82,9 +82,9 @@ func (q *quantConfig) of(module string) quantSpec {
 // affine is one MLX quantized module: its packed words and per-group
 // scales and biases.
 type affine struct {
-	name                  string
-	spec                  quantSpec
-	rows, cols            int
+	name                   string
+	spec                   quantSpec
+	rows, cols             int
 	weight, scales, biases *safetensors.Tensor
 }
 
