@@ -10,6 +10,7 @@ import (
 	"trit/engine"
 	"trit/gguf"
 	"trit/model"
+	"trit/model/checkpoint"
 	"trit/model/demo"
 	_ "trit/model/llama"  // register the llama-family architectures
 	_ "trit/model/qwen35" // and the Qwen3.5/3.6 hybrids
@@ -33,7 +34,7 @@ func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, model.KVF1
 // registerCache registers the flags with cache as the default KV cache
 // type.
 func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
-	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF) or folder (MLX pack, Hugging Face checkpoint); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
 	fs.IntVar(&m.threads, "threads", 0, "same as -t")
@@ -93,14 +94,16 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	return &loaded{eng: eng, meta: meta, demo: demoModel}, nil
 }
 
-// openSource opens a GGUF file.
+// openSource opens a GGUF file, or a folder holding an MLX pack or a
+// Hugging Face checkpoint.
 func openSource(path string, stderr io.Writer) (model.Source, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("trit: %s is a folder, not a GGUF file", path)
+		fmt.Fprintf(stderr, "trit: loading %s (folder)\n", path)
+		return checkpoint.Open(path)
 	}
 	fmt.Fprintf(stderr, "trit: loading %s (%s)\n", path, humanBytes(st.Size()))
 	f, err := gguf.Open(path)
