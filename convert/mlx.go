@@ -274,19 +274,26 @@ func floatTensor(t *model.Tensor, hf string, data []byte, vh *vheads, rep *Repor
 		if err := f.Decode(v, data); err != nil {
 			return mlxTensor{}, err
 		}
-		bad := 0
+		exact := true
 		for i, a := range v {
 			x, ok := checkpoint.ALog(a)
-			if !ok {
-				bad++
-			}
+			exact = exact && ok
 			v[i] = x
 		}
-		if bad > 0 {
-			if !opt.AllowLossy {
-				return mlxTensor{}, fmt.Errorf("%w: %s: %d values have no float32 A_log", ErrLossy, t.Name, bad)
+		if !exact {
+			// Some value has no float32 A_log: float64 ones all map back.
+			if err := f.Decode(v, data); err != nil {
+				return mlxTensor{}, err
 			}
-			rep.Lossy = append(rep.Lossy, fmt.Sprintf("%s: %d values have no exact float32 A_log", t.Name, bad))
+			b := make([]byte, 8*len(v))
+			for i, a := range v {
+				if !(a < 0) || math.IsInf(float64(a), 0) {
+					return mlxTensor{}, fmt.Errorf("convert: %s[%d] = %g has no A_log (ssm_a must be negative and finite)", t.Name, i, a)
+				}
+				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(math.Log(-float64(a))))
+			}
+			rep.Notes = append(rep.Notes, t.Name+": A_log stored as F64 (no float32 maps back exactly)")
+			return mlxTensor{hf, safetensors.F64, shape, b}, nil
 		}
 		data, dt = f32Bytes(v), safetensors.F32
 	}

@@ -203,6 +203,19 @@ func (s *source) plain(g string, t *safetensors.Tensor, shift bool) (*model.Tens
 	}
 	var transform func(float32) float32
 	switch {
+	case strings.HasSuffix(g, ".ssm_a") && t.DType == safetensors.F64:
+		return model.NewTensor(g, dims, quant.F32, 4*t.Elems(), lazy(func() ([]byte, error) {
+			data, err := t.Data()
+			if err != nil {
+				return nil, err
+			}
+			out := make([]byte, 4*t.Elems())
+			for i := range t.Elems() {
+				a := SSMA64(math.Float64frombits(binary.LittleEndian.Uint64(data[8*i:])))
+				binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(a))
+			}
+			return out, nil
+		})), nil
 	case strings.HasSuffix(g, ".ssm_a"):
 		transform = SSMA
 	case shift && strings.HasSuffix(g, "norm.weight") && !strings.HasSuffix(g, "ssm_norm.weight"):
@@ -230,7 +243,11 @@ func (s *source) plain(g string, t *safetensors.Tensor, shift bool) (*model.Tens
 }
 
 // SSMA is GGUF's ssm_a of a checkpoint's A_log: −exp(A_log).
-func SSMA(aLog float32) float32 { return float32(-math.Exp(float64(aLog))) }
+func SSMA(aLog float32) float32 { return SSMA64(float64(aLog)) }
+
+// SSMA64 is SSMA of an A_log stored in float64 (converters write F64 when
+// no float32 A_log maps back to the GGUF value exactly).
+func SSMA64(aLog float64) float32 { return float32(-math.Exp(aLog)) }
 
 // ALog inverts SSMA: the float32 A_log whose SSMA is exactly a, searched
 // around log(−a) because exp and log do not round-trip in float32. It
