@@ -139,6 +139,7 @@ func TestMLXModules(t *testing.T) {
 		newModule(rng, "model.layers.0.self_attn.k_proj", 128, 256, 128, 2, false),
 		newModule(rng, "model.layers.0.self_attn.v_proj", 128, 256, 128, 1, true),
 		newModule(rng, "model.embed_tokens", 64, 256, 64, 2, true),
+		newModule(rng, "model.layers.0.mlp.gate_proj", 512, 256, 128, 2, false),
 	}
 	mods[3].codes[5] = 3 // not ternary: the generic path
 	for i := range mods[3].b {
@@ -158,9 +159,10 @@ func TestMLXModules(t *testing.T) {
 	want := map[string]*quant.Format{
 		"blk.0.ffn_up.weight": quant.F32, "blk.0.ffn_down.weight": quant.F32, "blk.0.attn_q.weight": quant.PQ2_0,
 		"blk.0.attn_k.weight": quant.F32, "blk.0.attn_v.weight": quant.Q1_0, "token_embd.weight": quant.Q2_0g64,
+		"blk.0.ffn_gate.weight": quant.F32,
 	}
 	for i, m := range mods {
-		name := []string{"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "token_embd.weight"}[i]
+		name := []string{"blk.0.ffn_up.weight", "blk.0.ffn_down.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "token_embd.weight", "blk.0.ffn_gate.weight"}[i]
 		tn := src.Tensor(name)
 		if tn == nil {
 			t.Fatalf("%s missing", name)

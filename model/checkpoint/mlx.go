@@ -138,9 +138,30 @@ func (a *affine) ternary() (*quant.Format, error) {
 	default:
 		return nil, nil
 	}
+	var ok bool
+	var err error
+	if a.spec.Bits == 2 && a.scales.DType == safetensors.F16 && a.biases.DType == safetensors.F16 {
+		ok, err = a.halfNegated()
+	} else {
+		ok, err = a.floatNegated()
+	}
+	if err != nil || !ok {
+		return nil, err
+	}
+	if a.spec.Bits == 2 {
+		if ok, err = a.noCode3(); err != nil || !ok {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// floatNegated reports whether every group's bias is −d, d (the scale, or
+// half of it at 1 bit) finite and exact in fp16.
+func (a *affine) floatNegated() (bool, error) {
 	s, b, err := a.floats()
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	for i := range s {
 		d := s[i]
@@ -148,22 +169,46 @@ func (a *affine) ternary() (*quant.Format, error) {
 			d = s[i] / 2
 		}
 		if b[i] != -d || !exactHalf(d) {
-			return nil, nil
+			return false, nil
 		}
 	}
-	if a.spec.Bits == 2 {
-		w, err := a.weight.Data()
-		if err != nil {
-			return nil, err
-		}
-		// Code 3 has both bits set: no byte may have a pair 11.
-		for _, x := range w {
-			if x&(x>>1)&0x55 != 0 {
-				return nil, nil
-			}
+	return true, nil
+}
+
+// noCode3 reports whether no 2-bit code is 3 (both bits of a pair set),
+// eight bytes at a time (the words are whole groups: len%8 == 0).
+func (a *affine) noCode3() (bool, error) {
+	w, err := a.weight.Data()
+	if err != nil {
+		return false, err
+	}
+	for i := 0; i < len(w); i += 8 {
+		x := binary.LittleEndian.Uint64(w[i:])
+		if x&(x>>1)&0x5555555555555555 != 0 {
+			return false, nil
 		}
 	}
-	return f, nil
+	return true, nil
+}
+
+// halfNegated is floatNegated for fp16 scales and biases at 2 bits, on
+// the bits: each bias is its finite scale with the sign flipped.
+func (a *affine) halfNegated() (bool, error) {
+	s, err := a.scales.Data()
+	if err != nil {
+		return false, err
+	}
+	b, err := a.biases.Data()
+	if err != nil {
+		return false, err
+	}
+	for i := 0; i < len(s); i += 2 {
+		sv := uint16(s[i]) | uint16(s[i+1])<<8
+		if uint16(b[i])|uint16(b[i+1])<<8 != sv^0x8000 || sv&0x7c00 == 0x7c00 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // exactHalf reports whether v is finite and survives fp16 exactly.
@@ -181,12 +226,26 @@ func (a *affine) repack(f *quant.Format) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	code := f.BlockBytes - 2
+	groups := int(a.scales.Elems())
+	out := make([]byte, groups*f.BlockBytes)
+	if a.spec.Bits == 2 && a.scales.DType == safetensors.F16 {
+		// The fp16 scales are the block scales bit for bit.
+		raw, err := a.scales.Data()
+		if err != nil {
+			return nil, err
+		}
+		for g := range groups {
+			blk := out[g*f.BlockBytes : (g+1)*f.BlockBytes]
+			blk[0], blk[1] = raw[2*g], raw[2*g+1]
+			copy(blk[2:], w[g*code:(g+1)*code])
+		}
+		return out, nil
+	}
 	s, _, err := a.floats()
 	if err != nil {
 		return nil, err
 	}
-	code := f.BlockBytes - 2
-	out := make([]byte, len(s)*f.BlockBytes)
 	for g := range s {
 		d := s[g]
 		if a.spec.Bits == 1 {
