@@ -122,6 +122,7 @@ func qwen3Config() map[string]any {
 			"model.layers.0.self_attn.k_proj": map[string]any{"group_size": 128, "bits": 2},
 			"model.layers.0.self_attn.v_proj": map[string]any{"group_size": 128, "bits": 1},
 			"model.embed_tokens":              map[string]any{"group_size": 64, "bits": 2},
+			"model.layers.0.mlp.gate_proj":    map[string]any{"group_size": 128, "bits": 2},
 		},
 	}
 }
