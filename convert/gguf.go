@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"trit/gguf"
+	"trit/hadamard"
 	"trit/internal/atomicfile"
 	"trit/model"
 	"trit/quant"
@@ -25,6 +26,13 @@ func ToGGUF(src model.Source, out string, typ *quant.Format, opt Options) (*Repo
 		var err error
 		if vh, err = vheadsOf(meta, arch); err != nil {
 			return nil, err
+		}
+		decl, err := hadamard.FromKeys(meta, meta.Keys())
+		if err != nil {
+			return nil, err
+		}
+		if vh != nil && decl != nil && decl.GDNVGrouped {
+			vh.keepOut = decl // rotated ssm_out stays grouped: the keys say so
 		}
 	}
 	if typ != nil && !typ.Ternary && typ != quant.F32 && typ != quant.F16 && typ != quant.BF16 {

@@ -12,6 +12,7 @@ import (
 	"sort"
 
 	"trit/gguf"
+	"trit/hadamard"
 	"trit/half"
 	"trit/internal/atomicfile"
 	"trit/model"
@@ -71,6 +72,20 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	decl, err := hadamard.FromKeys(meta, meta.Keys())
+	if err != nil {
+		return nil, err
+	}
+	layout := "grouped"
+	if decl != nil && vh != nil {
+		if decl.GDNVGrouped {
+			vh.keepOut = decl
+		} else {
+			// A rotated ssm_out over tiled columns cannot be reordered:
+			// the pack keeps GGUF's order and says so.
+			vh, layout = nil, "tiled"
+		}
+	}
 	rep := &Report{}
 	var tensors []mlxTensor
 	specs := map[string]mlxSpec{} // module path → quantization
@@ -102,6 +117,21 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if arch == "qwen35" {
+		cfg["gdn_activation_layout"] = layout
+	}
+	var hadamardJSON map[string]any
+	if decl != nil {
+		signs, err := rotation(src, decl, arch, cfg)
+		if err != nil {
+			return nil, err
+		}
+		tensors = append(tensors, signs...)
+		hadamardJSON = map[string]any{
+			"version": decl.Version, "block_size": decl.BlockSize, "transform": decl.Transform,
+			"axis": decl.Axis, "sign_mode": decl.SignMode, "gdn_v_grouped": decl.GDNVGrouped || layout == "grouped",
+		}
+	}
 	return rep, writeFolder(dir, func(tmp string) error {
 		w := safetensors.NewWriter()
 		w.SetMetadata("format", "mlx")
@@ -121,8 +151,61 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 		if err := writeJSON(filepath.Join(tmp, "config.json"), cfg); err != nil {
 			return err
 		}
+		if hadamardJSON != nil {
+			if err := writeJSON(filepath.Join(tmp, checkpoint.HadamardFile), hadamardJSON); err != nil {
+				return err
+			}
+		}
 		return writeTokenizer(tmp, meta)
 	})
+}
+
+// rotation describes a Hadamard-rotated model the way Bonsai 2 packs do:
+// model_type prism_hadamard_qwen35, a modules list with each rotated
+// module's block, and per module its K-wide .signs (F16 ±1).
+func rotation(src model.Source, decl *hadamard.Declaration, arch string, cfg map[string]any) ([]mlxTensor, error) {
+	if arch != "qwen35" {
+		return nil, fmt.Errorf("%w: a Hadamard-rotated %s model", checkpoint.ErrUnsupported, arch)
+	}
+	var mods []checkpoint.PackModule
+	var signs []mlxTensor
+	add := func(name string, emb bool) error {
+		t := src.Tensor(name)
+		hf, ok := checkpoint.HFName(name, arch)
+		if t == nil || !ok {
+			return fmt.Errorf("convert: rotated tensor %s is not in the model", name)
+		}
+		path := hf[:len(hf)-len(".weight")]
+		mods = append(mods, checkpoint.PackModule{Path: path, DType: "float16", Block: decl.BlockSize, Embedding: emb})
+		if decl.SignMode != hadamard.SignExplicit {
+			return nil
+		}
+		s, err := decl.Signs(int(t.Dims[0]))
+		if err != nil {
+			return err
+		}
+		b := make([]byte, 2*len(s))
+		for i, x := range s {
+			binary.LittleEndian.PutUint16(b[2*i:], half.FromFloat32(x))
+		}
+		signs = append(signs, mlxTensor{path + ".signs", safetensors.F16, []int64{int64(len(s))}, b})
+		return nil
+	}
+	for _, n := range decl.WeightNames {
+		if err := add(n, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, n := range decl.InverseWeightNames {
+		if err := add(n, true); err != nil {
+			return nil, err
+		}
+	}
+	cfg["model_type"] = "prism_hadamard_qwen35"
+	cfg["base_model_type"] = "qwen3_5"
+	cfg["schema_version"] = 1
+	cfg["modules"] = mods
+	return signs, nil
 }
 
 // mlxSpec is one module's MLX quantization.

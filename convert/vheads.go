@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"trit/gguf"
+	"trit/hadamard"
 	"trit/quant"
 )
 
@@ -13,6 +14,10 @@ import (
 // head g·r+i, r = Hv/Hk).
 type vheads struct {
 	hk, hv, dk, dv int
+	// keepOut, if set, is a rotation declaration with gdn_v_grouped: the
+	// rotated ssm_out matrices it lists keep grouped input columns in
+	// GGUF too, so they are not reordered.
+	keepOut *hadamard.Declaration
 }
 
 func vheadsOf(meta *gguf.Metadata, arch string) (*vheads, error) {
@@ -78,6 +83,9 @@ func (v *vheads) reorder(name string, f *quant.Format, dims []int64, data []byte
 	case "ssm_a", "ssm_dt.bias":
 		return permuteRows(data, f.BlockBytes, 0, 1, v.perm(toGrouped)), nil
 	case "ssm_out.weight":
+		if v.keepOut != nil && v.keepOut.Rotated(name) {
+			return data, nil
+		}
 		if int(dims[0]) != vd || v.dv%f.BlockElems != 0 {
 			return nil, fmt.Errorf("convert: %s: value heads of %d columns are not whole %s blocks of %d", name, v.dv, f.Name, f.BlockElems)
 		}

@@ -26,6 +26,11 @@ func (s *source) metadata(dir string, c config, arch string) ([]gguf.KV, error) 
 		return nil, err
 	}
 	kvs = append(kvs, hp...)
+	hk, err := s.hadamardKeys(dir, c, family(arch))
+	if err != nil {
+		return nil, err
+	}
+	kvs = append(kvs, hk...)
 	tk, err := tokenizerKeys(dir, c)
 	if err != nil {
 		return nil, err
