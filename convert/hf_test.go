@@ -119,20 +119,33 @@ func TestHFCheckpoint(t *testing.T) {
 			if _, err := ToGGUF(src, out, nil, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			for _, mode := range []string{"batch", "sequential"} {
-				want := logitcmp.Read(t, filepath.Join(ref, stem+"-f32."+mode+".json"))
-				m, err := model.Load(out, model.Options{Threads: 2, KVType: model.KVF32})
+			sameTokenizer(t, filepath.Join(ref, stem+"-f32.gguf"), out)
+			// The converted file, and the folder run directly (-m DIR).
+			for _, load := range []func() (model.Model, error){
+				func() (model.Model, error) { return model.Load(out, model.Options{Threads: 2, KVType: model.KVF32}) },
+				func() (model.Model, error) {
+					s, err := checkpoint.Open(hf)
+					if err != nil {
+						return nil, err
+					}
+					return model.FromSource(s, model.Options{Threads: 2, KVType: model.KVF32})
+				},
+			} {
+				m, err := load()
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := model.ComputeLogits(m, want.IDs, mode)
+				for _, mode := range []string{"batch", "sequential"} {
+					want := logitcmp.Read(t, filepath.Join(ref, stem+"-f32."+mode+".json"))
+					got, err := model.ComputeLogits(m, want.IDs, mode)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if a := logitcmp.Compare(want.Logits, got.Logits); a.MaxAbs > 1e-3 {
+						t.Errorf("%s: max |Δ| %g > 1e-3", mode, a.MaxAbs)
+					}
+				}
 				m.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if a := logitcmp.Compare(want.Logits, got.Logits); a.MaxAbs > 1e-3 {
-					t.Errorf("%s: max |Δ| %g > 1e-3", mode, a.MaxAbs)
-				}
 			}
 			for _, c := range []struct {
 				typ  *quant.Format
@@ -191,5 +204,28 @@ func sameAs(t *testing.T, want, got string) {
 	}
 	if len(a.Tensors) != len(b.Tensors) {
 		t.Errorf("%d tensors, want %d", len(b.Tensors), len(a.Tensors))
+	}
+}
+
+// sameTokenizer checks that got carries want's tokenizer keys.
+func sameTokenizer(t *testing.T, want, got string) {
+	t.Helper()
+	a, err := gguf.Open(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := gguf.Open(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for _, k := range []string{"tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
+		"tokenizer.ggml.merges", "tokenizer.ggml.eos_token_id", "tokenizer.ggml.bos_token_id", "tokenizer.chat_template"} {
+		va, oka := a.Lookup(k)
+		vb, okb := b.Lookup(k)
+		if oka != okb || va.String() != vb.String() {
+			t.Errorf("%s: %.80v, want %.80v", k, vb, va)
+		}
 	}
 }
