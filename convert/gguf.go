@@ -46,28 +46,34 @@ func ToGGUF(src model.Source, out string, typ *quant.Format, opt Options) (*Repo
 	}
 	rep := &Report{}
 	for _, t := range src.Tensors() {
-		data, err := t.Data()
+		dst := outFormat(t, typ)
+		size, err := dst.RowBytes(t.Dims[0])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("convert: %s: %w", t.Name, err)
 		}
-		// Reorder in the source's layout, whose blocks match the MLX groups.
-		if data, err = vh.reorder(t.Name, t.Format, t.Dims, data, false); err != nil {
-			return nil, err
-		}
-		f := t.Format
-		if dst := outFormat(t, typ); dst != f {
-			tt := *t
-			tt.Format = f
-			if data, err = convertData(dst, &tt, data, rep, opt); err != nil {
-				return nil, err
+		size *= t.Elems() / t.Dims[0]
+		// The data is made while the file is written: one tensor at a time.
+		if err := w.AddTensorFunc(t.Name, dst, t.Dims, func(out io.Writer) error {
+			data, err := t.Data()
+			if err != nil {
+				return err
 			}
-			f = dst
-		}
-		if err := w.AddTensor(t.Name, f, t.Dims, data); err != nil {
+			// Reorder in the source's layout, whose blocks match the MLX groups.
+			if data, err = vh.reorder(t.Name, t.Format, t.Dims, data, false); err != nil {
+				return err
+			}
+			if dst != t.Format {
+				if data, err = convertData(dst, t, data, rep, opt); err != nil {
+					return err
+				}
+			}
+			_, err = out.Write(data)
+			return err
+		}); err != nil {
 			return nil, err
 		}
 		rep.Tensors++
-		rep.Bytes += int64(len(data))
+		rep.Bytes += size
 	}
 	return rep, atomicfile.Write(out, func(f io.Writer) error {
 		_, err := w.WriteTo(progressWriter(f, rep.Bytes, opt.Progress))

@@ -46,12 +46,41 @@ type Report struct {
 // Options.AllowLossy is not set.
 var ErrLossy = errors.New("convert: conversion would change values (use --allow-lossy to accept)")
 
-// mlxTensor is one tensor of the pack being written.
+// mlxTensor is one tensor of the pack being written. Its data is made
+// while the file is written, so a conversion holds one module at a time.
 type mlxTensor struct {
 	name  string
 	dtype safetensors.DType
 	shape []int64
-	data  []byte
+	data  func() ([]byte, error)
+}
+
+// bytesOf is a data function of bytes already at hand.
+func bytesOf(b []byte) func() ([]byte, error) { return func() ([]byte, error) { return b, nil } }
+
+// parts shares one build of several tensors' data among their data
+// functions, releasing it when the last part is taken.
+func parts(n int, build func() ([][]byte, error)) []func() ([]byte, error) {
+	var got [][]byte
+	var err error
+	taken := 0
+	fs := make([]func() ([]byte, error), n)
+	for i := range fs {
+		fs[i] = func() ([]byte, error) {
+			if got == nil && err == nil {
+				got, err = build()
+			}
+			if err != nil {
+				return nil, err
+			}
+			b := got[i]
+			if taken++; taken == n {
+				got = nil
+			}
+			return b, nil
+		}
+	}
+	return fs
 }
 
 // ToMLX writes the GGUF-named model src as an MLX pack in the new folder
@@ -94,12 +123,8 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: tensor %s has no MLX name", checkpoint.ErrUnsupported, t.Name)
 		}
-		data, err := t.Data()
-		if err != nil {
-			return nil, err
-		}
 		if t.Format.Ternary {
-			ts, spec, err := ternaryModule(t, hf, data, vh, rep, opt)
+			ts, spec, err := ternaryModule(t, hf, vh, rep, opt)
 			if err != nil {
 				return nil, err
 			}
@@ -107,7 +132,7 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 			tensors = append(tensors, ts...)
 			continue
 		}
-		ft, err := floatTensor(t, hf, data, vh, rep, opt)
+		ft, err := floatTensor(t, hf, vh, rep, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -136,11 +161,22 @@ func ToMLX(src model.Source, dir string, opt Options) (*Report, error) {
 		w := safetensors.NewWriter()
 		w.SetMetadata("format", "mlx")
 		for _, t := range tensors {
-			if err := w.Add(t.name, t.dtype, t.shape, t.data); err != nil {
+			if err := w.AddFunc(t.name, t.dtype, t.shape, func(out io.Writer) error {
+				b, err := t.data()
+				if err != nil {
+					return err
+				}
+				_, err = out.Write(b)
+				return err
+			}); err != nil {
 				return err
 			}
 			rep.Tensors++
-			rep.Bytes += int64(len(t.data))
+			n := t.dtype.Size()
+			for _, d := range t.shape {
+				n *= int(d)
+			}
+			rep.Bytes += int64(n)
 		}
 		if err := atomicfile.Write(filepath.Join(tmp, safetensors.SingleFile), func(f io.Writer) error {
 			_, err := w.WriteTo(progressWriter(f, rep.Bytes, opt.Progress))
@@ -188,7 +224,7 @@ func rotation(src model.Source, decl *hadamard.Declaration, arch string, cfg map
 		for i, x := range s {
 			binary.LittleEndian.PutUint16(b[2*i:], half.FromFloat32(x))
 		}
-		signs = append(signs, mlxTensor{path + ".signs", safetensors.F16, []int64{int64(len(s))}, b})
+		signs = append(signs, mlxTensor{path + ".signs", safetensors.F16, []int64{int64(len(s))}, bytesOf(b)})
 		return nil
 	}
 	for _, n := range decl.WeightNames {
@@ -217,15 +253,15 @@ type mlxSpec struct {
 // ternaryModule splits a ternary GGUF matrix into MLX .weight (the code
 // words), .scales and .biases, after bringing it to the layout of the
 // MLX group and reordering value heads.
-func ternaryModule(t *model.Tensor, hf string, data []byte, vh *vheads, rep *Report, opt Options) ([]mlxTensor, mlxSpec, error) {
-	rows, cols := t.Dims[1], t.Dims[0]
+func ternaryModule(t *model.Tensor, hf string, vh *vheads, rep *Report, opt Options) ([]mlxTensor, mlxSpec, error) {
 	if len(t.Dims) != 2 {
 		return nil, mlxSpec{}, fmt.Errorf("convert: %s: ternary tensor of %d dims", t.Name, len(t.Dims))
 	}
+	rows, cols := t.Dims[1], t.Dims[0]
 	inter := quant.PQ2_0
 	spec := mlxSpec{Group: 128, Bits: 2}
 	switch {
-	case vh != nil && layerPart(t.Name) == "ssm_out.weight" && vh.dv%128 != 0:
+	case vh != nil && layerPart(t.Name) == "ssm_out.weight" && vh.dv%128 != 0 && (vh.keepOut == nil || !vh.keepOut.Rotated(t.Name)):
 		// Value heads narrower than a group: groups of 64 keep them whole
 		// (binary values too: they are ternary codes 0 and 2).
 		inter, spec.Group = quant.Q2_0g64, 64
@@ -234,39 +270,49 @@ func ternaryModule(t *model.Tensor, hf string, data []byte, vh *vheads, rep *Rep
 	case t.Format == quant.Q2_0g64:
 		inter, spec.Group = quant.Q2_0g64, 64
 	}
-	blocks, err := transcode(inter, t, data, rep, opt)
-	if err != nil {
-		return nil, spec, err
+	if cols%int64(spec.Group) != 0 {
+		return nil, spec, fmt.Errorf("convert: %s: %d columns are not whole groups of %d", t.Name, cols, spec.Group)
 	}
-	if blocks, err = vh.reorder(t.Name, inter, t.Dims, blocks, true); err != nil {
-		return nil, spec, err
-	}
-	n := len(blocks) / inter.BlockBytes
-	code := inter.BlockBytes - 2
-	words := make([]byte, 0, n*code)
-	scales := make([]byte, 2*n)
-	biases := make([]byte, 2*n)
-	for g := range n {
-		blk := blocks[g*inter.BlockBytes : (g+1)*inter.BlockBytes]
-		d := binary.LittleEndian.Uint16(blk)
-		s, b := d, d^0x8000 // 2-bit: scale d, bias −d (a sign flip, exact)
-		if spec.Bits == 1 {
-			two := half.FromFloat32(2 * half.ToFloat32(d))
-			if half.ToFloat32(two) != 2*half.ToFloat32(d) {
-				return nil, spec, fmt.Errorf("convert: %s: Q1_0 scale %g overflows fp16 when doubled", t.Name, half.ToFloat32(d))
-			}
-			s = two
+	data := parts(3, func() ([][]byte, error) {
+		data, err := t.Data()
+		if err != nil {
+			return nil, err
 		}
-		binary.LittleEndian.PutUint16(scales[2*g:], s)
-		binary.LittleEndian.PutUint16(biases[2*g:], b)
-		words = append(words, blk[2:]...)
-	}
+		blocks, err := transcode(inter, t, data, rep, opt)
+		if err != nil {
+			return nil, err
+		}
+		if blocks, err = vh.reorder(t.Name, inter, t.Dims, blocks, true); err != nil {
+			return nil, err
+		}
+		n := len(blocks) / inter.BlockBytes
+		code := inter.BlockBytes - 2
+		words := make([]byte, 0, n*code)
+		scales := make([]byte, 2*n)
+		biases := make([]byte, 2*n)
+		for g := range n {
+			blk := blocks[g*inter.BlockBytes : (g+1)*inter.BlockBytes]
+			d := binary.LittleEndian.Uint16(blk)
+			s, b := d, d^0x8000 // 2-bit: scale d, bias −d (a sign flip, exact)
+			if spec.Bits == 1 {
+				two := half.FromFloat32(2 * half.ToFloat32(d))
+				if half.ToFloat32(two) != 2*half.ToFloat32(d) {
+					return nil, fmt.Errorf("convert: %s: Q1_0 scale %g overflows fp16 when doubled", t.Name, half.ToFloat32(d))
+				}
+				s = two
+			}
+			binary.LittleEndian.PutUint16(scales[2*g:], s)
+			binary.LittleEndian.PutUint16(biases[2*g:], b)
+			words = append(words, blk[2:]...)
+		}
+		return [][]byte{words, scales, biases}, nil
+	})
 	module := hf[:len(hf)-len(".weight")]
 	groups := cols / int64(spec.Group)
 	return []mlxTensor{
-		{module + ".weight", safetensors.U32, []int64{rows, cols * int64(spec.Bits) / 32}, words},
-		{module + ".scales", safetensors.F16, []int64{rows, groups}, scales},
-		{module + ".biases", safetensors.F16, []int64{rows, groups}, biases},
+		{module + ".weight", safetensors.U32, []int64{rows, cols * int64(spec.Bits) / 32}, data[0]},
+		{module + ".scales", safetensors.F16, []int64{rows, groups}, data[1]},
+		{module + ".biases", safetensors.F16, []int64{rows, groups}, data[2]},
 	}, spec, nil
 }
 
@@ -330,20 +376,26 @@ func requantize(dst *quant.Format, t *model.Tensor, data []byte, rep *Report) ([
 
 // floatTensor carries a non-ternary tensor in its dtype (F32 for other
 // quantized formats, which keeps their values), in HF shape and order.
-func floatTensor(t *model.Tensor, hf string, data []byte, vh *vheads, rep *Report, opt Options) (mlxTensor, error) {
+func floatTensor(t *model.Tensor, hf string, vh *vheads, rep *Report, opt Options) (mlxTensor, error) {
 	f := t.Format
 	dt, ok := map[*quant.Format]safetensors.DType{quant.F32: safetensors.F32, quant.F16: safetensors.F16, quant.BF16: safetensors.BF16}[f]
 	if !ok {
-		v, err := t.Floats()
-		if err != nil {
-			return mlxTensor{}, err
-		}
-		data, f, dt = f32Bytes(v), quant.F32, safetensors.F32
+		f, dt = quant.F32, safetensors.F32
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %s carried as F32 (values kept)", t.Name, t.Format.Name))
 	}
-	data, err := vh.reorder(t.Name, f, t.Dims, data, true)
-	if err != nil {
-		return mlxTensor{}, err
+	data := func() ([]byte, error) {
+		b, err := t.Data()
+		if err != nil {
+			return nil, err
+		}
+		if f != t.Format {
+			v, err := t.Floats()
+			if err != nil {
+				return nil, err
+			}
+			b = f32Bytes(v)
+		}
+		return vh.reorder(t.Name, f, t.Dims, b, true)
 	}
 	shape := make([]int64, len(t.Dims))
 	for i, d := range t.Dims {
@@ -353,32 +405,35 @@ func floatTensor(t *model.Tensor, hf string, data []byte, vh *vheads, rep *Repor
 	case "ssm_conv1d.weight":
 		shape = []int64{t.Dims[1], t.Dims[0], 1} // MLX's [C, K, 1]
 	case "ssm_a":
+		// Small: converted now, as its dtype depends on the values.
+		b, err := data()
+		if err != nil {
+			return mlxTensor{}, err
+		}
 		v := make([]float32, t.Elems())
-		if err := f.Decode(v, data); err != nil {
+		if err := f.Decode(v, b); err != nil {
 			return mlxTensor{}, err
 		}
 		exact := true
+		logs := make([]float32, len(v))
 		for i, a := range v {
 			x, ok := checkpoint.ALog(a)
 			exact = exact && ok
-			v[i] = x
+			logs[i] = x
 		}
-		if !exact {
-			// Some value has no float32 A_log: float64 ones all map back.
-			if err := f.Decode(v, data); err != nil {
-				return mlxTensor{}, err
-			}
-			b := make([]byte, 8*len(v))
-			for i, a := range v {
-				if !(a < 0) || math.IsInf(float64(a), 0) {
-					return mlxTensor{}, fmt.Errorf("convert: %s[%d] = %g has no A_log (ssm_a must be negative and finite)", t.Name, i, a)
-				}
-				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(math.Log(-float64(a))))
-			}
-			rep.Notes = append(rep.Notes, t.Name+": A_log stored as F64 (no float32 maps back exactly)")
-			return mlxTensor{hf, safetensors.F64, shape, b}, nil
+		if exact {
+			return mlxTensor{hf, safetensors.F32, shape, bytesOf(f32Bytes(logs))}, nil
 		}
-		data, dt = f32Bytes(v), safetensors.F32
+		// Some value has no float32 A_log: float64 ones all map back.
+		b64 := make([]byte, 8*len(v))
+		for i, a := range v {
+			if !(a < 0) || math.IsInf(float64(a), 0) {
+				return mlxTensor{}, fmt.Errorf("convert: %s[%d] = %g has no A_log (ssm_a must be negative and finite)", t.Name, i, a)
+			}
+			binary.LittleEndian.PutUint64(b64[8*i:], math.Float64bits(math.Log(-float64(a))))
+		}
+		rep.Notes = append(rep.Notes, t.Name+": A_log stored as F64 (no float32 maps back exactly)")
+		return mlxTensor{hf, safetensors.F64, shape, bytesOf(b64)}, nil
 	}
 	return mlxTensor{hf, dt, shape, data}, nil
 }
