@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,22 +65,10 @@ func sameTensors(t *testing.T, a, b model.Source) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tb.Format != ta.Format || !equalDims(ta.Dims, tb.Dims) || !bytes.Equal(da, db) {
+		if tb.Format != ta.Format || !slices.Equal(ta.Dims, tb.Dims) || !bytes.Equal(da, db) {
 			t.Errorf("%s: %s %v (%d bytes), want %s %v (%d bytes), bytes equal %v", ta.Name, tb.Format, tb.Dims, len(db), ta.Format, ta.Dims, len(da), bytes.Equal(da, db))
 		}
 	}
-}
-
-func equalDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMLXRoundTrip converts every ternary reference file to an MLX pack

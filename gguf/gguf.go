@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 
+	"trit/internal/mmapfile"
 	"trit/quant"
 )
 
@@ -92,10 +93,7 @@ type File struct {
 	Metadata             // the header's key/value pairs, in file order
 
 	tensors map[string]*Tensor
-	r       io.ReaderAt
-	mapped  []byte       // the whole file when memory-mapped
-	closer  func() error // releases the mapping or file
-	closed  bool
+	m       *mmapfile.File
 }
 
 // Tensor describes one tensor and gives access to its data.
@@ -126,20 +124,13 @@ func (t *Tensor) Elems() int64 {
 // of the memory mapping, valid until Close; writing to it faults. For a file
 // from NewReader it is a fresh copy read from the io.ReaderAt.
 func (t *Tensor) Data() ([]byte, error) {
-	f := t.file
-	if f.closed {
+	b, err := t.file.m.Slice(t.file.DataOffset+t.Offset, t.Size)
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, mmapfile.ErrClosed):
 		return nil, ErrClosed
-	}
-	start := f.DataOffset + t.Offset
-	if f.mapped != nil {
-		return f.mapped[start : start+t.Size : start+t.Size], nil
-	}
-	buf := make([]byte, t.Size)
-	n, err := f.r.ReadAt(buf, start)
-	if n == len(buf) {
-		return buf, nil // a ReaderAt may report io.EOF along with the last byte
-	}
-	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+	case err == io.ErrUnexpectedEOF:
 		err = ErrTruncated
 	}
 	return nil, &TensorError{Name: t.Name, Err: err}
@@ -149,32 +140,12 @@ func (t *Tensor) Data() ([]byte, error) {
 // without holding them in memory. Like the slices from Data it must not be
 // used after Close.
 func (t *Tensor) Section() *io.SectionReader {
-	f := t.file
-	var r io.ReaderAt = closedReader{}
-	if !f.closed {
-		r = f.r
-	}
-	return io.NewSectionReader(r, f.DataOffset+t.Offset, t.Size)
+	return t.file.m.Section(t.file.DataOffset+t.Offset, t.Size, ErrClosed)
 }
-
-// closedReader stands in for the data of a closed file.
-type closedReader struct{}
-
-func (closedReader) ReadAt([]byte, int64) (int, error) { return 0, ErrClosed }
 
 // Close releases the memory mapping or file behind f. Slices returned by
 // Tensor.Data of a mapped file must not be used afterwards.
-func (f *File) Close() error {
-	if f.closed {
-		return nil
-	}
-	f.closed = true
-	f.mapped = nil
-	if f.closer != nil {
-		return f.closer()
-	}
-	return nil
-}
+func (f *File) Close() error { return f.m.Close() }
 
 // Tensor returns the tensor with the given name, or nil.
 func (f *File) Tensor(name string) *Tensor { return f.tensors[name] }

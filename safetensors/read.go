@@ -8,12 +8,14 @@ import (
 	"io"
 	"math"
 	"sort"
+
+	"trit/internal/mmapfile"
 )
 
 // NewReader parses the header of the safetensors data in r (size bytes)
 // and validates it. Tensor data are read from r when asked for.
 func NewReader(r io.ReaderAt, size int64) (*File, error) {
-	f := &File{Size: size, r: r}
+	f := &File{Size: size, m: mmapfile.NewReader(r, size)}
 	if err := f.parse(); err != nil {
 		return nil, err
 	}
@@ -32,7 +34,7 @@ func (f *File) parse() error {
 	if f.Size < 8 {
 		return fmt.Errorf("%w: %d bytes, need at least 8", ErrTruncated, f.Size)
 	}
-	if _, err := f.r.ReadAt(lenBuf[:], 0); err != nil {
+	if _, err := f.m.ReadAt(lenBuf[:], 0); err != nil {
 		return fmt.Errorf("%w: header length: %v", ErrTruncated, err)
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
@@ -45,7 +47,7 @@ func (f *File) parse() error {
 		return fmt.Errorf("%w: header of %d bytes in a file of %d", ErrTruncated, n, f.Size)
 	}
 	hdr := make([]byte, n)
-	if m, err := f.r.ReadAt(hdr, 8); m != len(hdr) {
+	if m, err := f.m.ReadAt(hdr, 8); m != len(hdr) {
 		return fmt.Errorf("%w: header: %v", ErrTruncated, err)
 	}
 	f.DataOffset = 8 + int64(n)

@@ -19,6 +19,7 @@ import (
 	"math"
 
 	"trit/half"
+	"trit/internal/mmapfile"
 )
 
 // MaxHeaderSize bounds the JSON header (as the reference implementation
@@ -118,20 +119,13 @@ func (t *Tensor) Elems() int64 {
 // Data returns the bytes of t: for a file from Open a read-only slice of
 // the mapping, valid until Close; for a file from NewReader a fresh copy.
 func (t *Tensor) Data() ([]byte, error) {
-	f := t.file
-	if f.closed {
+	b, err := t.file.m.Slice(t.file.DataOffset+t.Begin, t.Size())
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, mmapfile.ErrClosed):
 		return nil, ErrClosed
-	}
-	start, size := f.DataOffset+t.Begin, t.Size()
-	if f.mapped != nil {
-		return f.mapped[start : start+size : start+size], nil
-	}
-	buf := make([]byte, size)
-	n, err := f.r.ReadAt(buf, start)
-	if int64(n) == size {
-		return buf, nil
-	}
-	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+	case err == io.ErrUnexpectedEOF:
 		err = ErrTruncated
 	}
 	return nil, &TensorError{Name: t.Name, Err: err}
@@ -139,16 +133,8 @@ func (t *Tensor) Data() ([]byte, error) {
 
 // Section returns a reader over the bytes of t, for streaming.
 func (t *Tensor) Section() *io.SectionReader {
-	var r io.ReaderAt = closedReader{}
-	if !t.file.closed {
-		r = t.file.r
-	}
-	return io.NewSectionReader(r, t.file.DataOffset+t.Begin, t.Size())
+	return t.file.m.Section(t.file.DataOffset+t.Begin, t.Size(), ErrClosed)
 }
-
-type closedReader struct{}
-
-func (closedReader) ReadAt([]byte, int64) (int, error) { return 0, ErrClosed }
 
 // Floats decodes a float tensor (F16, BF16, F32, F64) to float32.
 func (t *Tensor) Floats() ([]float32, error) {
@@ -202,24 +188,11 @@ type File struct {
 	Tensors    []*Tensor         // in data order
 
 	tensors map[string]*Tensor
-	r       io.ReaderAt
-	mapped  []byte
-	closer  func() error
-	closed  bool
+	m       *mmapfile.File
 }
 
 // Tensor returns the tensor with the given name, or nil.
 func (f *File) Tensor(name string) *Tensor { return f.tensors[name] }
 
 // Close releases the mapping or file behind f.
-func (f *File) Close() error {
-	if f.closed {
-		return nil
-	}
-	f.closed = true
-	f.mapped = nil
-	if f.closer != nil {
-		return f.closer()
-	}
-	return nil
-}
+func (f *File) Close() error { return f.m.Close() }
