@@ -122,13 +122,15 @@ func TestHFCheckpoint(t *testing.T) {
 			sameTokenizer(t, filepath.Join(ref, stem+"-f32.gguf"), out)
 			// The converted file, and the folder run directly (-m DIR).
 			for _, load := range []func() (model.Model, error){
-				func() (model.Model, error) { return model.Load(out, model.Options{Threads: 2, KVType: model.KVF32}) },
+				func() (model.Model, error) {
+					return model.Load(out, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
+				},
 				func() (model.Model, error) {
 					s, err := checkpoint.Open(hf)
 					if err != nil {
 						return nil, err
 					}
-					return model.FromSource(s, model.Options{Threads: 2, KVType: model.KVF32})
+					return model.FromSource(s, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
 				},
 			} {
 				m, err := load()

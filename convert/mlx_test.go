@@ -133,7 +133,7 @@ func TestMLXLogits(t *testing.T) {
 				if !exact && (strings.HasPrefix(stem, "qwen35") || (typ != quant.Q2_0 && typ != quant.Q2_0g64 && typ != quant.Q1_0)) {
 					continue // see above; or the pack runs as PQ2_0, another kernel than the file's
 				}
-				opts := model.Options{Threads: 2, Exact: exact, KVType: model.KVF32}
+				opts := model.Options{Threads: 2, Exact: exact, CacheK: quant.F32, CacheV: quant.F32}
 				g, err := model.Load(path, opts)
 				if err != nil {
 					t.Fatal(err)

@@ -118,7 +118,7 @@ func rotated(t *testing.T, src, dst string, block int, grouped bool) {
 func TestRotatedPack(t *testing.T) {
 	orig := testdata.Path(t, "reference", "qwen35-f32.gguf")
 	ids := logitcmp.Read(t, filepath.Join(filepath.Dir(orig), "qwen35-f32.batch.json")).IDs[:12]
-	opts := model.Options{Threads: 2, KVType: model.KVF32}
+	opts := model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32}
 	base, err := model.Load(orig, opts)
 	if err != nil {
 		t.Fatal(err)
