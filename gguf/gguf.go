@@ -125,22 +125,17 @@ func (t *Tensor) Elems() int64 {
 // from NewReader it is a fresh copy read from the io.ReaderAt.
 func (t *Tensor) Data() ([]byte, error) {
 	b, err := t.file.m.Slice(t.file.DataOffset+t.Offset, t.Size)
-	switch {
-	case err == nil:
-		return b, nil
-	case errors.Is(err, mmapfile.ErrClosed):
-		return nil, ErrClosed
-	case err == io.ErrUnexpectedEOF:
-		err = ErrTruncated
+	if err != nil && err != ErrClosed {
+		err = &TensorError{Name: t.Name, Err: err}
 	}
-	return nil, &TensorError{Name: t.Name, Err: err}
+	return b, err
 }
 
 // Section returns a reader over the bytes of t, for streaming large tensors
 // without holding them in memory. Like the slices from Data it must not be
 // used after Close.
 func (t *Tensor) Section() *io.SectionReader {
-	return t.file.m.Section(t.file.DataOffset+t.Offset, t.Size, ErrClosed)
+	return t.file.m.Section(t.file.DataOffset+t.Offset, t.Size)
 }
 
 // Close releases the memory mapping or file behind f. Slices returned by

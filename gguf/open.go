@@ -15,6 +15,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
+	m.Closed, m.Truncated = ErrClosed, ErrTruncated
 	if m.Size < int64(len(Magic)) {
 		m.Close()
 		return nil, fmt.Errorf("%w: %s has %d bytes", ErrTruncated, path, m.Size)

@@ -19,6 +19,7 @@ func NewReader(r io.ReaderAt, size int64) (*File, error) {
 		return nil, fmt.Errorf("gguf: negative size %d", size)
 	}
 	f := &File{Size: size, m: mmapfile.NewReader(r, size)}
+	f.m.Closed, f.m.Truncated = ErrClosed, ErrTruncated
 	if err := f.parse(); err != nil {
 		return nil, err
 	}

@@ -379,6 +379,7 @@ func TestReaderAtEOF(t *testing.T) {
 		t.Errorf("Data: %d bytes, %v", len(d), err)
 	}
 	f.m = mmapfile.NewReader(eofReader{b: b, short: true}, int64(len(b)))
+	f.m.Truncated = ErrTruncated
 	if _, err := f.Tensors[0].Data(); !errors.Is(err, ErrTruncated) {
 		t.Errorf("short read: %v", err)
 	}

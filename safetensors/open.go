@@ -15,6 +15,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
+	m.Closed, m.Truncated = ErrClosed, ErrTruncated
 	f := &File{Size: m.Size, m: m}
 	if err := f.parse(); err != nil {
 		m.Close()

@@ -16,6 +16,7 @@ import (
 // and validates it. Tensor data are read from r when asked for.
 func NewReader(r io.ReaderAt, size int64) (*File, error) {
 	f := &File{Size: size, m: mmapfile.NewReader(r, size)}
+	f.m.Closed, f.m.Truncated = ErrClosed, ErrTruncated
 	if err := f.parse(); err != nil {
 		return nil, err
 	}

@@ -120,20 +120,15 @@ func (t *Tensor) Elems() int64 {
 // the mapping, valid until Close; for a file from NewReader a fresh copy.
 func (t *Tensor) Data() ([]byte, error) {
 	b, err := t.file.m.Slice(t.file.DataOffset+t.Begin, t.Size())
-	switch {
-	case err == nil:
-		return b, nil
-	case errors.Is(err, mmapfile.ErrClosed):
-		return nil, ErrClosed
-	case err == io.ErrUnexpectedEOF:
-		err = ErrTruncated
+	if err != nil && err != ErrClosed {
+		err = &TensorError{Name: t.Name, Err: err}
 	}
-	return nil, &TensorError{Name: t.Name, Err: err}
+	return b, err
 }
 
 // Section returns a reader over the bytes of t, for streaming.
 func (t *Tensor) Section() *io.SectionReader {
-	return t.file.m.Section(t.file.DataOffset+t.Begin, t.Size(), ErrClosed)
+	return t.file.m.Section(t.file.DataOffset+t.Begin, t.Size())
 }
 
 // Floats decodes a float tensor (F16, BF16, F32, F64) to float32.

@@ -9,7 +9,7 @@ import (
 	"io"
 )
 
-// ErrClosed is returned by Slice after Close.
+// ErrClosed is returned by Slice after Close unless File.Closed is set.
 var ErrClosed = errors.New("mmapfile: file closed")
 
 // File is an open file: Data is the whole mapping, nil where the file is
@@ -18,6 +18,10 @@ type File struct {
 	Data []byte
 	Size int64
 	io.ReaderAt
+	// Closed and Truncated, if set, are what Slice and Section report
+	// after Close and for a short read (the owner's sentinels); else
+	// ErrClosed and io.ErrUnexpectedEOF.
+	Closed, Truncated error
 
 	closer func() error
 	closed bool
@@ -28,10 +32,10 @@ type File struct {
 // reported as io.ErrUnexpectedEOF.
 func (f *File) Slice(off, n int64) ([]byte, error) {
 	if f.closed {
-		return nil, ErrClosed
+		return nil, or(f.Closed, ErrClosed)
 	}
 	if off < 0 || n < 0 || off > f.Size-n {
-		return nil, io.ErrUnexpectedEOF
+		return nil, or(f.Truncated, io.ErrUnexpectedEOF)
 	}
 	if f.Data != nil {
 		return f.Data[off : off+n : off+n], nil
@@ -41,10 +45,17 @@ func (f *File) Slice(off, n int64) ([]byte, error) {
 	if int64(got) == n {
 		return buf, nil // a ReaderAt may report io.EOF along with the last byte
 	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = or(f.Truncated, io.ErrUnexpectedEOF)
 	}
 	return nil, err
+}
+
+func or(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }
 
 // Close unmaps or closes the file.
@@ -64,9 +75,9 @@ func NewReader(r io.ReaderAt, size int64) *File {
 }
 
 // Section returns a reader over n bytes at off, for streaming; after Close
-// it reads the error closed (the owner's sentinel).
-func (f *File) Section(off, n int64, closed error) *io.SectionReader {
-	var r io.ReaderAt = closedReader{closed}
+// it reads the Closed error.
+func (f *File) Section(off, n int64) *io.SectionReader {
+	var r io.ReaderAt = closedReader{or(f.Closed, ErrClosed)}
 	if !f.closed {
 		r = f.ReaderAt
 	}
