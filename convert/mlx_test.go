@@ -71,14 +71,31 @@ func sameTensors(t *testing.T, a, b model.Source) {
 	}
 }
 
-// TestMLXRoundTrip converts every ternary reference file to an MLX pack
-// and back into its own layout, and checks that every tensor comes back
-// byte for byte.
+// TestMLXRoundTrip converts every ternary reference file (and PQ2_0 and
+// PTQ1_0 transcodes of the group-128 ones) to an MLX pack and back into
+// its own layout, and checks that every tensor comes back byte for byte.
 func TestMLXRoundTrip(t *testing.T) {
 	dir := testdata.Path(t, "reference")
+	files := map[string]string{}
 	for _, stem := range ternaryStems {
+		files[stem] = filepath.Join(dir, stem+".gguf")
+	}
+	// PQ2_0 and PTQ1_0 files, transcoded from the group-128 references.
+	tmp := t.TempDir()
+	for _, base := range []string{"qwen3-tern", "qwen35-tern"} {
+		g128 := openGGUF(t, filepath.Join(dir, base+"-Q2_0g128.gguf"))
+		for _, typ := range []*quant.Format{quant.PQ2_0, quant.PTQ1_0} {
+			p := filepath.Join(tmp, base+"-"+typ.Name+".gguf")
+			if _, err := convert.ToGGUF(g128, p, typ, convert.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			files[base+"-"+typ.Name] = p
+		}
+		g128.Close()
+	}
+	for stem, path := range files {
 		t.Run(stem, func(t *testing.T) {
-			src := openGGUF(t, filepath.Join(dir, stem+".gguf"))
+			src := openGGUF(t, path)
 			defer src.Close()
 			pack := filepath.Join(t.TempDir(), "pack")
 			rep, err := convert.ToMLX(src, pack, convert.Options{})
