@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"errors"
 	"encoding/binary"
 	"math"
 	"path/filepath"
@@ -162,6 +163,18 @@ func TestHFCheckpoint(t *testing.T) {
 					t.Errorf("%s: %v", c.file, rep.Lossy)
 				}
 				sameAs(t, filepath.Join(ref, stem+"-"+c.file+".gguf"), out)
+			}
+			// The scales are fp16 values (that is why Q2_0 holds these
+			// weights exactly), so F16 matrices are lossless; BF16 ones,
+			// with 8 significant bits, are not.
+			if rep, err := ToGGUF(src, filepath.Join(t.TempDir(), "h.gguf"), quant.F16, Options{}); err != nil || len(rep.Lossy) > 0 {
+				t.Errorf("F16: %v, report %v", err, rep)
+			}
+			if _, err := ToGGUF(src, filepath.Join(t.TempDir(), "b.gguf"), quant.BF16, Options{}); !errors.Is(err, ErrLossy) {
+				t.Errorf("BF16 without AllowLossy: %v, want ErrLossy", err)
+			}
+			if rep, err := ToGGUF(src, filepath.Join(t.TempDir(), "b.gguf"), quant.BF16, Options{AllowLossy: true}); err != nil || len(rep.Lossy) == 0 {
+				t.Errorf("BF16 with AllowLossy: %v, report %v", err, rep)
 			}
 			if _, err := ToGGUF(src, filepath.Join(t.TempDir(), "x.gguf"), quant.TQ2_0, Options{}); err == nil {
 				t.Error("TQ2_0 (one scale per 256 of these 128-scale weights) converted without --allow-lossy")
