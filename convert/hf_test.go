@@ -2,8 +2,8 @@ package convert
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
