@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"trit/internal/mmapfile"
 	"trit/quant"
 )
 
@@ -377,7 +378,8 @@ func TestReaderAtEOF(t *testing.T) {
 	if d, err := f.Tensors[0].Data(); err != nil || len(d) != 32 {
 		t.Errorf("Data: %d bytes, %v", len(d), err)
 	}
-	f.r = eofReader{b: b, short: true}
+	f.m = mmapfile.NewReader(eofReader{b: b, short: true}, int64(len(b)))
+	f.m.Truncated = ErrTruncated
 	if _, err := f.Tensors[0].Data(); !errors.Is(err, ErrTruncated) {
 		t.Errorf("short read: %v", err)
 	}

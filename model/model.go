@@ -1,11 +1,13 @@
-// Package model loads language models from GGUF files into registered
-// architectures and runs their forward pass over batches of tokens.
+// Package model loads language models into registered architectures and
+// runs their forward pass over batches of tokens.
 //
 // An architecture package (model/llama, model/qwen35, ...) registers a
-// constructor under the GGUF `general.architecture` names it serves; Load
-// opens a file, reads its architecture and hands it to that constructor.
-// Weights stay in the file's memory map: the kernels compute on the packed
-// blocks directly.
+// constructor under the GGUF `general.architecture` names it serves. It
+// reads its tensors and hyperparameters from a Source, which speaks GGUF
+// names whatever the container: Load opens a GGUF file, package
+// model/checkpoint opens MLX packs and Hugging Face folders. Weights stay
+// in the file's memory map where their layout allows: the kernels compute
+// on the packed blocks directly.
 package model
 
 import (
@@ -136,9 +138,9 @@ func (o *Options) KVConfig(layers int, a *Attention) kvcache.Config {
 		K: k, V: v, Rotate: !o.CacheNoRotate, Budget: o.KVBudget}
 }
 
-// Loader builds a model of one architecture from an open GGUF file. On
-// success the model owns f; on error the caller closes it.
-type Loader func(f *gguf.File, opts Options) (Model, error)
+// Loader builds a model of one architecture from an open source. On
+// success the model owns src; on error the caller closes it.
+type Loader func(src Source, opts Options) (Model, error)
 
 var (
 	mu      sync.RWMutex
@@ -187,9 +189,15 @@ func Load(path string, opts Options) (Model, error) {
 
 // FromFile builds a model from an open GGUF file, which the model then owns.
 func FromFile(f *gguf.File, opts Options) (Model, error) {
-	arch, ok := f.String("general.architecture")
+	return FromSource(FromGGUF(f), opts)
+}
+
+// FromSource builds a model from an open source, which the model then owns
+// (on error the caller closes it).
+func FromSource(src Source, opts Options) (Model, error) {
+	arch, ok := src.Meta().String("general.architecture")
 	if !ok {
-		return nil, fmt.Errorf("model: file has no general.architecture key")
+		return nil, fmt.Errorf("model: source has no general.architecture key")
 	}
 	mu.RLock()
 	l := loaders[arch]
@@ -197,7 +205,7 @@ func FromFile(f *gguf.File, opts Options) (Model, error) {
 	if l == nil {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownArch, arch, strings.Join(Architectures(), ", "))
 	}
-	return l(f, opts)
+	return l(src, opts)
 }
 
 // WithPool runs build with the kernel pool opts asks for: opts.Pool, or a

@@ -12,6 +12,7 @@ import (
 	"trit/model"
 	"trit/model/demo"
 	"trit/model/kvcache"
+	"trit/tokenizer"
 )
 
 // budgetEngine is demoEngine with its caches drawn from a budget of pages
@@ -29,11 +30,11 @@ func budgetEngine(t *testing.T, pages int) (*engine.Engine, *kvcache.Budget) {
 	}
 	t.Cleanup(func() { m.Close() })
 	b.SetLimit(int64(pages) * kvcache.PageSize * m.Info().KVTokenBytes)
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}, b
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 64}, b
 }
 
 // TestKVBudget shares a budget of three pages between two slots whose

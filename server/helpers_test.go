@@ -39,12 +39,12 @@ func demoEngine(t testing.TB) *engine.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 64}
 }
 
 // quietLogger keeps test output readable; set TRIT_TEST_LOG to see logs.
@@ -280,14 +280,14 @@ func scriptEngine(t testing.TB, reply func(string) string, delay time.Duration) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im, _ := tok.TokenID("<|im_start|>")
 	end, _ := tok.TokenID("<|im_end|>")
 	m := &scriptModel{tok: tok, vocab: tok.VocabSize(), imStart: im, imEnd: end, reply: reply, delay: delay}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}, m
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 64}, m
 }
 
 // readSSE reads a server-sent event stream to its end and returns the
@@ -385,7 +385,7 @@ func fuzzTok(t testing.TB) *tokenizer.Tokenizer {
 			demoTokErr = err
 			return
 		}
-		demoTok, demoTokErr = model.Tokenizer(f)
+		demoTok, demoTokErr = tokenizer.FromMetadata(f)
 	})
 	if demoTokErr != nil {
 		t.Fatal(demoTokErr)

@@ -11,12 +11,14 @@ import (
 	"trit/engine"
 	"trit/gguf"
 	"trit/model"
+	"trit/model/checkpoint"
 	"trit/model/demo"
 	"trit/model/kvcache"
 	_ "trit/model/llama"  // register the llama-family architectures
 	_ "trit/model/qwen35" // and the Qwen3.5/3.6 hybrids
 	"trit/quant"
 	"trit/sample"
+	"trit/tokenizer"
 )
 
 // modelFlags are the flags shared by the commands that load a model; names
@@ -75,7 +77,7 @@ func (m *modelFlags) options() model.Options {
 // type.
 func (m *modelFlags) registerCache(fs *flag.FlagSet, cache *quant.Format) {
 	m.cacheK.f, m.cacheV.f = cache, cache
-	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF) or folder (MLX pack, Hugging Face checkpoint); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
 	fs.IntVar(&m.threads, "threads", 0, "same as -t")
@@ -95,7 +97,7 @@ func (m *modelFlags) registerCache(fs *flag.FlagSet, cache *quant.Format) {
 // loaded is a model with everything needed to generate.
 type loaded struct {
 	eng  *engine.Engine
-	file *gguf.File
+	meta *gguf.Metadata // the model's metadata in GGUF keys (chat template)
 	demo bool
 }
 
@@ -105,50 +107,66 @@ func (l *loaded) Close() error { return l.eng.Model.Close() }
 // reports progress and timing on stderr.
 func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	t0 := time.Now()
-	var f *gguf.File
-	var err error
+	var src model.Source
 	demoModel := m.path == ""
 	if demoModel {
 		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
-		f, err = demo.File()
-	} else {
-		st, serr := os.Stat(m.path)
-		if serr != nil {
-			return nil, serr
+		f, err := demo.File()
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(stderr, "trit: loading %s (%s)\n", m.path, humanBytes(st.Size()))
-		f, err = gguf.Open(m.path)
+		src = model.FromGGUF(f)
+	} else {
+		var err error
+		if src, err = openSource(m.path, stderr); err != nil {
+			return nil, err
+		}
+		prefault(src, stderr)
 	}
+	mod, err := model.FromSource(src, m.options())
 	if err != nil {
+		src.Close()
 		return nil, err
 	}
-	if !demoModel {
-		prefault(f, stderr)
-	}
-	mod, err := model.FromFile(f, m.options())
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	tok, err := model.Tokenizer(f)
+	meta := src.Meta()
+	tok, err := tokenizer.FromMetadata(meta)
 	if err != nil {
 		mod.Close()
 		return nil, err
 	}
-	eng := &engine.Engine{Model: mod, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: m.batch,
-		Sampling: model.Sampling(f, sample.DefaultParams())}
+	eng := &engine.Engine{Model: mod, Tok: tok, EOG: tokenizer.EndOfGeneration(meta, tok), Batch: m.batch,
+		Sampling: sample.FromMetadata(meta, sample.DefaultParams())}
 	info := mod.Info()
 	fmt.Fprintf(stderr, "trit: %s model, %d layers, hidden %d, vocab %d, %s of weights; loaded in %v\n",
 		info.Arch, info.Layers, info.Hidden, info.Vocab, humanBytes(info.WeightBytes), time.Since(t0).Round(time.Millisecond))
-	return &loaded{eng: eng, file: f, demo: demoModel}, nil
+	return &loaded{eng: eng, meta: meta, demo: demoModel}, nil
+}
+
+// openSource opens a GGUF file, or a folder holding an MLX pack or a
+// Hugging Face checkpoint.
+func openSource(path string, stderr io.Writer) (model.Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		fmt.Fprintf(stderr, "trit: loading %s (folder)\n", path)
+		return checkpoint.Open(path)
+	}
+	fmt.Fprintf(stderr, "trit: loading %s (%s)\n", path, humanBytes(st.Size()))
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return model.FromGGUF(f), nil
 }
 
 // prefault reads every page of the tensor data once, printing a progress
-// line, so that a large model's page faults happen here, visibly, rather
-// than during the first tokens (and their timing).
-func prefault(f *gguf.File, stderr io.Writer) {
+// line, so that a large model's page faults (and MLX repacks) happen here,
+// visibly, rather than during the first tokens (and their timing).
+func prefault(src model.Source, stderr io.Writer) {
 	var total, done int64
-	for _, t := range f.Tensors {
+	for _, t := range src.Tensors() {
 		total += t.Size
 	}
 	if total < 64<<20 {
@@ -156,7 +174,7 @@ func prefault(f *gguf.File, stderr io.Writer) {
 	}
 	var sink byte
 	last := -1
-	for _, t := range f.Tensors {
+	for _, t := range src.Tensors() {
 		data, err := t.Data()
 		if err != nil {
 			return // the model loader reports the problem

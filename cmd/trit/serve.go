@@ -104,7 +104,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 
 // loadBackend hands the loaded model, with its chat template, to srv.
 func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvcache.Budget) error {
-	src, _ := l.file.String("tokenizer.chat_template")
+	src, _ := l.meta.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
 		return fmt.Errorf("chat template: %w", err)

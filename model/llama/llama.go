@@ -8,7 +8,6 @@ package llama
 import (
 	"fmt"
 
-	"trit/gguf"
 	"trit/kernels"
 	"trit/model"
 	"trit/model/kvcache"
@@ -16,8 +15,8 @@ import (
 )
 
 func init() {
-	model.Register("llama", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "llama") })
-	model.Register("qwen3", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "qwen3") })
+	model.Register("llama", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "llama") })
+	model.Register("qwen3", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "qwen3") })
 }
 
 type layer struct {
@@ -30,7 +29,7 @@ type layer struct {
 // Model is a loaded llama-family model.
 type Model struct {
 	info    model.Info
-	file    *gguf.File
+	src     model.Source
 	pool    *kernels.Pool
 	ownPool bool
 
@@ -48,8 +47,8 @@ type Model struct {
 	scratch scratch
 }
 
-func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
-	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(f, opts, arch, pool) })
+func load(src model.Source, opts model.Options, arch string) (*Model, error) {
+	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(src, opts, arch, pool) })
 	if err != nil {
 		return nil, err
 	}
@@ -57,9 +56,9 @@ func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
 	return m, nil
 }
 
-func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
-	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool}
+func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
+	w := &model.Weights{Src: src, Arch: arch, Pool: pool, Exact: opts.Exact}
+	m := &Model{src: src, pool: pool}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -100,7 +99,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		return nil, fmt.Errorf("llama: %w", err)
 	}
 
-	embdT := f.Tensor("token_embd.weight")
+	embdT := w.Tensor("token_embd.weight")
 	if embdT == nil || len(embdT.Dims) != 2 || embdT.Dims[0] != int64(m.hidden) {
 		return nil, fmt.Errorf("llama: missing or misshapen token_embd.weight")
 	}
@@ -183,7 +182,7 @@ func (m *Model) Close() error {
 	if m.ownPool {
 		m.pool.Close()
 	}
-	return m.file.Close()
+	return m.src.Close()
 }
 
 type state struct {
