@@ -31,12 +31,12 @@ type KL struct {
 
 // klAcc accumulates the KL statistics position by position.
 type klAcc struct {
-	base     nll
-	cross    float64 // Σ nll·nll_base
-	kl, kl2  float64
-	dp2      float64
-	same     int
-	values   []float64
+	base    nll
+	cross   float64 // Σ nll·nll_base
+	kl, kl2 float64
+	dp2     float64
+	same    int
+	values  []float64
 }
 
 func newKLAcc(n int) *klAcc { return &klAcc{values: make([]float64, 0, n)} }

@@ -68,7 +68,7 @@ type Result struct {
 	KL        *KL
 }
 
-// Chunks returns the number of chunks Run evaluates for n tokens.
+// chunksFor returns the number of chunks Run evaluates for n tokens.
 func chunksFor(n int, o *Options) int {
 	c := n / o.Ctx
 	if o.Chunks > 0 {
@@ -77,8 +77,9 @@ func chunksFor(n int, o *Options) int {
 	return c
 }
 
-// ErrTooShort is returned when the text has fewer than two chunks' tokens
-// (llama-perplexity's requirement too).
+// ErrTooShort is returned when the text does not fill one chunk.
+// (llama-perplexity asks for two; one is enough to compute the same
+// figures.)
 var ErrTooShort = errors.New("perplexity: text too short")
 
 // NewHeader returns the header of a base file for a run of o over tokens.
@@ -94,8 +95,8 @@ func (o *Options) check(n int) error {
 	if o.Ctx < MinCtx {
 		return fmt.Errorf("perplexity: context of %d tokens (at least %d)", o.Ctx, MinCtx)
 	}
-	if n < 2*o.Ctx {
-		return fmt.Errorf("%w: %d tokens; a context of %d needs at least %d", ErrTooShort, n, o.Ctx, 2*o.Ctx)
+	if n < o.Ctx {
+		return fmt.Errorf("%w: %d tokens, fewer than one chunk of %d", ErrTooShort, n, o.Ctx)
 	}
 	return nil
 }
