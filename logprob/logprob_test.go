@@ -5,22 +5,17 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"trit/internal/logitcmp"
 )
 
 // naive is the reference: every entry's log-probability, sorted by logit
 // (lower id first on ties).
 func naive(logits []float32) []Token {
-	m := math.Inf(-1)
-	for _, v := range logits {
-		m = max(m, float64(v))
-	}
-	var s float64
-	for _, v := range logits {
-		s += math.Exp(float64(v) - m)
-	}
+	lp := logitcmp.LogSoftmax(logits)
 	out := make([]Token, len(logits))
-	for i, v := range logits {
-		out[i] = Token{i, float32(float64(v) - m - math.Log(s))}
+	for i, v := range lp {
+		out[i] = Token{i, float32(v)}
 	}
 	slices.SortStableFunc(out, func(a, b Token) int {
 		switch {

@@ -119,7 +119,7 @@ func TestReferencePackKL(t *testing.T) {
 // distributions to out.
 func save(t *testing.T, path string, ids []int, out string) {
 	t.Helper()
-	m := load(t, path)
+	m := logitcmp.Load(t, path, false)
 	o := perplexity.Options{Ctx: len(ids), BOS: -1, TopK: m.Info().Vocab}
 	h, err := perplexity.NewHeader(m.Info().Vocab, ids, o)
 	if err != nil {
@@ -144,19 +144,9 @@ func compare(t *testing.T, path, base string) *perplexity.KL {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	res, err := perplexity.Run(load(t, path), nil, perplexity.Options{Base: r, BOS: -1})
+	res, err := perplexity.Run(logitcmp.Load(t, path, false), nil, perplexity.Options{Base: r, BOS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res.KL
-}
-
-func load(t *testing.T, path string) model.Model {
-	t.Helper()
-	m, err := model.Load(path, model.Options{Threads: 2, KVType: model.KVF32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
-	return m
 }

@@ -636,7 +636,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 			return nil
 		}
 		if lp == nil || req.Stream {
-			lp = &completionLogprobs{}
+			lp = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
 		}
 		offset = lp.append(b.Engine.Tok, j.takeLogprobs(), offset)
 		return lp

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"trit/engine"
+	"trit/internal/logitcmp"
 	"trit/model"
 	"trit/tokenizer"
 )
@@ -31,18 +32,7 @@ func refLogprobs(t *testing.T, eng *engine.Engine, ids []int) [][]float64 {
 	}
 	out := make([][]float64, len(ids))
 	for i, row := range d.Logits {
-		m := math.Inf(-1)
-		for _, v := range row {
-			m = max(m, float64(v))
-		}
-		var s float64
-		for _, v := range row {
-			s += math.Exp(float64(v) - m)
-		}
-		out[i] = make([]float64, len(row))
-		for j, v := range row {
-			out[i][j] = float64(v) - m - math.Log(s)
-		}
+		out[i] = logitcmp.LogSoftmax(row)
 	}
 	return out
 }
