@@ -107,11 +107,15 @@ func (h *Header) check() error {
 	return nil
 }
 
+// chunkSize is the bytes of one chunk's records and checksum; at most
+// 2⁵⁴ within the header limits.
+func (h *Header) chunkSize() int64 {
+	return int64(Scored(h.Ctx))*int64(4+8*h.TopK) + 4
+}
+
 // size is the exact file size the header implies.
 func (h *Header) size() int64 {
-	rec := int64(4 + 8*h.TopK)
-	chunk := int64(Scored(h.Ctx))*rec + 4
-	return headerSize + 4*int64(h.Chunks)*int64(h.Ctx) + 4 + int64(h.Chunks)*chunk
+	return headerSize + 4*int64(h.Chunks)*int64(h.Ctx) + 4 + int64(h.Chunks)*h.chunkSize()
 }
 
 // Writer writes a base file to a temporary name beside the target and
@@ -310,9 +314,10 @@ func NewReader(r io.Reader, size int64, name string) (*Reader, error) {
 	if err := h.check(); err != nil {
 		return nil, rd.errorf(12, "%v", err)
 	}
-	// Chunks is bounded by the size check before the tokens are allocated.
-	if h.Chunks > int(size/int64(h.Ctx)) {
-		return nil, rd.errorf(-1, "file of %d bytes cannot hold %d chunks of %d tokens", size, h.Chunks, h.Ctx)
+	// Bounding Chunks by the file size first keeps size() from overflowing
+	// and the token allocation below the file's size.
+	if chunk := h.chunkSize(); int64(h.Chunks) > size/chunk || h.Chunks > int(size/int64(h.Ctx)) {
+		return nil, rd.errorf(-1, "file of %d bytes cannot hold %d chunks of %d tokens, top %d", size, h.Chunks, h.Ctx, h.TopK)
 	}
 	if want := h.size(); want != size {
 		return nil, rd.errorf(-1, "file is %d bytes; its header (vocab %d, ctx %d, %d chunks, top %d) needs %d", size, h.Vocab, h.Ctx, h.Chunks, h.TopK, want)

@@ -33,7 +33,8 @@ type Options struct {
 	// Save, if set, receives the distribution at every scored position
 	// (its header must match the run: see NewHeader).
 	Save *Writer
-	// TopK is the entries per position Save keeps.
+	// TopK is the entries per position of a base file's header made by
+	// NewHeader (clamped to 1…vocabulary).
 	TopK int
 	// Base, if set, is a saved base run to compare against: the tokens
 	// are its own, and Result.KL is filled.
