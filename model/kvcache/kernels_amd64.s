@@ -1,0 +1,460 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// The attention kernels of the AVX-512 tier. Rows are head rows of hd
+// elements, hd a multiple of 64; the Go wrappers (kernels_amd64.go) check
+// the lengths. Each dot product is computed key by key in one fixed order
+// (four lane accumulators over the 16-element chunks, then a fixed
+// horizontal sum), so a key's score never depends on how many keys or
+// query rows a call has.
+
+// HSUM16 sums the 16 lanes of Z0 into X0 (lane 0), clobbering X1.
+#define HSUM16 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0 \
+	VEXTRACTF128  $1, Y0, X1 \
+	VADDPS        X1, X0, X0 \
+	VPERMILPS     $0x4E, X0, X1 \
+	VADDPS        X1, X0, X0 \
+	VPERMILPS     $0xB1, X0, X1 \
+	VADDSS        X1, X0, X0
+
+// func dotsF16AVX512(dst []float32, q []float32, k []byte)
+// dst[j] = q·k_j, k rows of len(q) fp16 values.
+TEXT ·dotsF16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+24(FP), R8
+	MOVQ q_len+32(FP), R9   // hd
+	MOVQ k_base+48(FP), SI
+	SHRQ $6, R9             // groups of 64 elements
+
+f16key:
+	TESTQ  CX, CX
+	JZ     f16done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R8, DX
+	MOVQ   R9, BX
+
+f16grp:
+	VCVTPH2PS   (SI), Z4
+	VCVTPH2PS   32(SI), Z5
+	VCVTPH2PS   64(SI), Z6
+	VCVTPH2PS   96(SI), Z7
+	VFMADD231PS (DX), Z4, Z0
+	VFMADD231PS 64(DX), Z5, Z1
+	VFMADD231PS 128(DX), Z6, Z2
+	VFMADD231PS 192(DX), Z7, Z3
+	ADDQ        $128, SI
+	ADDQ        $256, DX
+	DECQ        BX
+	JNZ         f16grp
+	VADDPS      Z1, Z0, Z0
+	VADDPS      Z3, Z2, Z2
+	VADDPS      Z2, Z0, Z0
+	HSUM16
+	VMOVSS      X0, (DI)
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         f16key
+
+f16done:
+	VZEROUPPER
+	RET
+
+// func dotsF32AVX512(dst []float32, q []float32, k []byte)
+// dst[j] = q·k_j, k rows of len(q) float32 values.
+TEXT ·dotsF32AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+24(FP), R8
+	MOVQ q_len+32(FP), R9
+	MOVQ k_base+48(FP), SI
+	SHRQ $6, R9
+
+f32key:
+	TESTQ  CX, CX
+	JZ     f32done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R8, DX
+	MOVQ   R9, BX
+
+f32grp:
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS (DX), Z4, Z0
+	VFMADD231PS 64(DX), Z5, Z1
+	VFMADD231PS 128(DX), Z6, Z2
+	VFMADD231PS 192(DX), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DX
+	DECQ        BX
+	JNZ         f32grp
+	VADDPS      Z1, Z0, Z0
+	VADDPS      Z3, Z2, Z2
+	VADDPS      Z2, Z0, Z0
+	HSUM16
+	VMOVSS      X0, (DI)
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         f32key
+
+f32done:
+	VZEROUPPER
+	RET
+
+// func accF16AVX512(acc []float32, p []float32, v []byte)
+// acc = Σ_j p[j]·v_j, v rows of len(acc) fp16 values, j in order. The
+// columns go in groups of 64 (four accumulators), each group a pass over
+// the rows.
+TEXT ·accF16AVX512(SB), NOSPLIT, $0-72
+	MOVQ acc_base+0(FP), DI
+	MOVQ acc_len+8(FP), R9
+	MOVQ p_base+24(FP), R8
+	MOVQ p_len+32(FP), R10
+	MOVQ v_base+48(FP), R11
+	MOVQ R9, R12
+	SHLQ $1, R12            // row bytes
+	SHRQ $6, R9             // column groups
+
+af16grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R11, SI
+	MOVQ   R8, DX
+	MOVQ   R10, CX
+	TESTQ  CX, CX
+	JZ     af16store
+
+af16row:
+	VBROADCASTSS (DX), Z8
+	VCVTPH2PS    (SI), Z4
+	VCVTPH2PS    32(SI), Z5
+	VCVTPH2PS    64(SI), Z6
+	VCVTPH2PS    96(SI), Z7
+	VFMADD231PS  Z4, Z8, Z0
+	VFMADD231PS  Z5, Z8, Z1
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	ADDQ         R12, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          af16row
+
+af16store:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $128, R11
+	DECQ    R9
+	JNZ     af16grp
+	VZEROUPPER
+	RET
+
+// func accF32AVX512(acc []float32, p []float32, v []byte)
+TEXT ·accF32AVX512(SB), NOSPLIT, $0-72
+	MOVQ acc_base+0(FP), DI
+	MOVQ acc_len+8(FP), R9
+	MOVQ p_base+24(FP), R8
+	MOVQ p_len+32(FP), R10
+	MOVQ v_base+48(FP), R11
+	MOVQ R9, R12
+	SHLQ $2, R12
+	SHRQ $6, R9
+
+af32grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R11, SI
+	MOVQ   R8, DX
+	MOVQ   R10, CX
+	TESTQ  CX, CX
+	JZ     af32store
+
+af32row:
+	VBROADCASTSS (DX), Z8
+	VFMADD231PS  (SI), Z8, Z0
+	VFMADD231PS  64(SI), Z8, Z1
+	VFMADD231PS  128(SI), Z8, Z2
+	VFMADD231PS  192(SI), Z8, Z3
+	ADDQ         R12, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          af32row
+
+af32store:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $256, R11
+	DECQ    R9
+	JNZ     af32grp
+	VZEROUPPER
+	RET
+
+// func accQ8AVX512(acc []float32, p []float32, v []byte)
+// v rows of len(acc)/32 Q8_0 blocks; each block's weight p[j]·d is formed
+// first, then multiplies the codes.
+TEXT ·accQ8AVX512(SB), NOSPLIT, $0-72
+	MOVQ acc_base+0(FP), DI
+	MOVQ acc_len+8(FP), R9
+	MOVQ p_base+24(FP), R8
+	MOVQ p_len+32(FP), R10
+	MOVQ v_base+48(FP), R11
+	MOVQ R9, R12
+	SHRQ $5, R12
+	IMUL3Q $34, R12, R12    // row bytes
+	SHRQ $6, R9             // column groups: two blocks each
+
+aq8grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R11, SI
+	MOVQ   R8, DX
+	MOVQ   R10, CX
+	TESTQ  CX, CX
+	JZ     aq8store
+
+aq8row:
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (DX), X8, X8
+	VBROADCASTSS X8, Z8
+	MOVWLZX      34(SI), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VMULSS       (DX), X9, X9
+	VBROADCASTSS X9, Z9
+	VPMOVSXBD    2(SI), Z4
+	VPMOVSXBD    18(SI), Z5
+	VPMOVSXBD    36(SI), Z6
+	VPMOVSXBD    52(SI), Z7
+	VCVTDQ2PS    Z4, Z4
+	VCVTDQ2PS    Z5, Z5
+	VCVTDQ2PS    Z6, Z6
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z4, Z8, Z0
+	VFMADD231PS  Z5, Z8, Z1
+	VFMADD231PS  Z6, Z9, Z2
+	VFMADD231PS  Z7, Z9, Z3
+	ADDQ         R12, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          aq8row
+
+aq8store:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $68, R11
+	DECQ    R9
+	JNZ     aq8grp
+	VZEROUPPER
+	RET
+
+// func accQ4AVX512(acc []float32, p []float32, v []byte)
+// v rows of len(acc)/32 Q4_0 blocks: element i < 16 is the low nibble of
+// byte i, element i+16 its high nibble, value (nibble−8)·d.
+TEXT ·accQ4AVX512(SB), NOSPLIT, $0-72
+	MOVQ   acc_base+0(FP), DI
+	MOVQ   acc_len+8(FP), R9
+	MOVQ   p_base+24(FP), R8
+	MOVQ   p_len+32(FP), R10
+	MOVQ   v_base+48(FP), R11
+	MOVQ   R9, R12
+	SHRQ   $5, R12
+	IMUL3Q $18, R12, R12
+	SHRQ   $6, R9
+	MOVL   $15, AX
+	VPBROADCASTD AX, Z14
+	MOVL   $8, AX
+	VPBROADCASTD AX, Z15
+
+aq4grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ   R11, SI
+	MOVQ   R8, DX
+	MOVQ   R10, CX
+	TESTQ  CX, CX
+	JZ     aq4store
+
+aq4row:
+	MOVWLZX      (SI), AX
+	VMOVD        AX, X8
+	VCVTPH2PS    X8, X8
+	VMULSS       (DX), X8, X8
+	VBROADCASTSS X8, Z8
+	MOVWLZX      18(SI), AX
+	VMOVD        AX, X9
+	VCVTPH2PS    X9, X9
+	VMULSS       (DX), X9, X9
+	VBROADCASTSS X9, Z9
+	VPMOVZXBD    2(SI), Z4
+	VPMOVZXBD    20(SI), Z6
+	VPSRLD       $4, Z4, Z5
+	VPSRLD       $4, Z6, Z7
+	VPANDD       Z14, Z4, Z4
+	VPANDD       Z14, Z6, Z6
+	VPSUBD       Z15, Z4, Z4
+	VPSUBD       Z15, Z5, Z5
+	VPSUBD       Z15, Z6, Z6
+	VPSUBD       Z15, Z7, Z7
+	VCVTDQ2PS    Z4, Z4
+	VCVTDQ2PS    Z5, Z5
+	VCVTDQ2PS    Z6, Z6
+	VCVTDQ2PS    Z7, Z7
+	VFMADD231PS  Z4, Z8, Z0
+	VFMADD231PS  Z5, Z8, Z1
+	VFMADD231PS  Z6, Z9, Z2
+	VFMADD231PS  Z7, Z9, Z3
+	ADDQ         R12, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          aq4row
+
+aq4store:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, DI
+	ADDQ    $36, R11
+	DECQ    R9
+	JNZ     aq4grp
+	VZEROUPPER
+	RET
+
+// IDOT32 adds the integer dot of the 32 unsigned bytes in Y1 with the 32
+// signed bytes at q into X0 lane 0 (as a sum of its 8 int32 lanes).
+#define IDOT32(q) \
+	VPXORD       Y0, Y0, Y0 \
+	VPDPBUSD     q, Y1, Y0 \
+	VEXTRACTI128 $1, Y0, X2 \
+	VPADDD       X2, X0, X0 \
+	VPSHUFD      $0x4E, X0, X2 \
+	VPADDD       X2, X0, X0 \
+	VPSHUFD      $0xB1, X0, X2 \
+	VPADDD       X2, X0, X0
+
+// SCORE folds a block's integer dot (X0, less the correction at corr)
+// into the score X5: X5 += float(dot)·(dq·dk), dq at dq, dk the fp16 at kd.
+#define SCORE(corr, dq, kd) \
+	VMOVD     X0, AX \
+	SUBL      corr, AX \
+	VCVTSI2SSL AX, X3, X3 \
+	MOVWLZX   kd, AX \
+	VMOVD     AX, X4 \
+	VCVTPH2PS X4, X4 \
+	VMULSS    dq, X4, X4 \
+	VMULSS    X4, X3, X3 \
+	VADDSS    X3, X5, X5
+
+// func dotsQ8AVX512(dst []float32, q []byte, d []float32, corr []int32, k []byte)
+// dst[j] = Σ_b float(Σ q_b·k_jb)·(d_b·dk_jb) over the Q8_0 blocks of key
+// row j; the codes go to VPDPBUSD as k+128 (unsigned), corrected by
+// corr_b = 128·Σ q_b. The integer dots are exact, so the result equals the
+// Go twin's bit for bit.
+TEXT ·dotsQ8AVX512(SB), NOSPLIT, $0-120
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+24(FP), R8
+	MOVQ d_base+48(FP), R13
+	MOVQ d_len+56(FP), R9   // blocks
+	MOVQ corr_base+72(FP), R14
+	MOVQ k_base+96(FP), SI
+	MOVL $0x80, AX
+	VPBROADCASTB AX, Y15
+
+q8key:
+	TESTQ  CX, CX
+	JZ     q8done
+	VXORPS X5, X5, X5
+	MOVQ   R8, DX
+	XORQ   BX, BX
+
+q8blk:
+	VMOVDQU 2(SI), Y1
+	VPXORD  Y15, Y1, Y1
+	IDOT32(2(DX))
+	SCORE((R14)(BX*4), (R13)(BX*4), (SI))
+	ADDQ    $34, SI
+	ADDQ    $34, DX
+	INCQ    BX
+	CMPQ    BX, R9
+	JB      q8blk
+	VMOVSS  X5, (DI)
+	ADDQ    $4, DI
+	DECQ    CX
+	JMP     q8key
+
+q8done:
+	VZEROUPPER
+	RET
+
+// func dotsQ4AVX512(dst []float32, q []byte, d []float32, corr []int32, k []byte)
+// As dotsQ8AVX512 for Q4_0 keys: the nibbles are the unsigned operand and
+// corr_b = 8·Σ q_b.
+TEXT ·dotsQ4AVX512(SB), NOSPLIT, $0-120
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+24(FP), R8
+	MOVQ d_base+48(FP), R13
+	MOVQ d_len+56(FP), R9
+	MOVQ corr_base+72(FP), R14
+	MOVQ k_base+96(FP), SI
+	MOVL $0x0f, AX
+	VPBROADCASTB AX, X15
+
+q4key:
+	TESTQ  CX, CX
+	JZ     q4done
+	VXORPS X5, X5, X5
+	MOVQ   R8, DX
+	XORQ   BX, BX
+
+q4blk:
+	VMOVDQU    2(SI), X1
+	VPSRLW     $4, X1, X6
+	VPAND      X15, X1, X1
+	VPAND      X15, X6, X6
+	VINSERTI128 $1, X6, Y1, Y1
+	IDOT32(2(DX))
+	SCORE((R14)(BX*4), (R13)(BX*4), (SI))
+	ADDQ       $18, SI
+	ADDQ       $34, DX
+	INCQ       BX
+	CMPQ       BX, R9
+	JB         q4blk
+	VMOVSS     X5, (DI)
+	ADDQ       $4, DI
+	DECQ       CX
+	JMP        q4key
+
+q4done:
+	VZEROUPPER
+	RET
