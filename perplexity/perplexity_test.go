@@ -9,6 +9,7 @@ import (
 	"trit/model"
 	"trit/model/demo"
 	_ "trit/model/llama"
+	"trit/quant"
 )
 
 // demoModel loads the demo model. The packed kernels quantize activations
@@ -21,7 +22,7 @@ func demoModel(t testing.TB, exact bool) model.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromFile(f, model.Options{Threads: 2, KVType: model.KVF32, Exact: exact})
+	m, err := model.FromFile(f, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32, Exact: exact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"trit/engine"
 	"trit/internal/logitcmp"
 	"trit/model"
+	"trit/quant"
 	"trit/tokenizer"
 )
 
@@ -19,7 +20,7 @@ import (
 // that the server's batching (prefill in chunks, one-row decode steps)
 // changes its logits by float rounding only, far below the 1e-4 checked.
 func exactEngine(t testing.TB) *engine.Engine {
-	return demoEngineWith(t, model.Options{Threads: 2, Exact: true, KVType: model.KVF32})
+	return demoEngineWith(t, model.Options{Threads: 2, Exact: true, CacheK: quant.F32, CacheV: quant.F32})
 }
 
 // refLogprobs returns log-softmax of the logits `trit logits` computes for
