@@ -47,6 +47,9 @@ type Config struct {
 	Seed uint64
 	// NoWarmup skips the untimed warm-up run.
 	NoWarmup bool
+	// Synthetic fills the Depth positions with deterministic cache values
+	// instead of running the model over them (model.SyntheticFiller).
+	Synthetic bool
 }
 
 // Memory is what a test held: the process-wide resident-set high-water
@@ -77,6 +80,8 @@ type Result struct {
 	Batch   int             // tokens per prefill forward pass
 	Samples []time.Duration // one per repetition
 	Memory  Memory
+	// Synthetic is set when the depth was filled without the model.
+	Synthetic bool
 }
 
 // Rates returns the tokens per second of each sample.
@@ -150,11 +155,19 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	}
 	depth, timed := toks[:t.Depth], toks[t.Depth:]
 	logits := make([]float32, info.Vocab)
-	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch}
+	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch, Synthetic: c.Synthetic && t.Depth > 0}
+	fill := func(depth []int) error { return prefill(m, st, depth, c.Batch, nil) }
+	if r.Synthetic {
+		f, ok := st.(model.SyntheticFiller)
+		if !ok {
+			return nil, fmt.Errorf("%w: the %s state cannot be filled synthetically", ErrTest, info.Arch)
+		}
+		fill = func(depth []int) error { return f.FillSynthetic(len(depth), c.Seed) }
+	}
 
 	once := func(depth, timed []int) (time.Duration, error) {
 		st.Reset()
-		if err := prefill(m, st, depth, c.Batch, nil); err != nil {
+		if err := fill(depth); err != nil {
 			return 0, err
 		}
 		t0 := time.Now()

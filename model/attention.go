@@ -228,11 +228,11 @@ func (rs *running) merge(r, hd int, mx float32, sum float64, acc []float32) {
 // attnWorker is a worker's scratch, recycled so that a decode step
 // allocates nothing per layer.
 type attnWorker struct {
-	q       []kvcache.Query
-	acc     []float32
-	scores  []float32
-	run     running
-	block   kvcache.Block
+	q      []kvcache.Query
+	acc    []float32
+	scores []float32
+	run    running
+	block  kvcache.Block
 }
 
 func (w *attnWorker) grow(rows, hd int) {

@@ -224,7 +224,13 @@ func TestExpNeg(t *testing.T) {
 // (16 query heads, 8 KV heads of 128) for one decoded token, or a 512-token
 // prefill block, at a depth, per cache type.
 func BenchmarkAttend(b *testing.B) {
-	pool := kernels.NewPool(0)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("t%d", threads), func(b *testing.B) { benchAttend(b, threads) })
+	}
+}
+
+func benchAttend(b *testing.B, threads int) {
+	pool := kernels.NewPool(threads)
 	defer pool.Close()
 	const heads, kvHeads, hd = 16, 8, 128
 	a := &Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: DefaultScale(hd)}

@@ -72,6 +72,14 @@ type State interface {
 	Grow(n int) error
 }
 
+// SyntheticFiller is a State whose attention caches can be filled to a
+// depth with deterministic values without running the model, for
+// benchmarks of attention at depths a small machine cannot prefill (the
+// recurrent state, where there is one, stays as it is).
+type SyntheticFiller interface {
+	FillSynthetic(n int, seed uint64) error
+}
+
 // Info describes a loaded model.
 type Info struct {
 	Arch       string

@@ -134,6 +134,10 @@ func jobError(err error) error {
 	if errors.Is(err, ErrShutdown) {
 		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "shutting_down", Message: "the server shut down during the generation"}
 	}
+	if errors.Is(err, ErrKVBudget) {
+		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "kv_budget_exhausted",
+			Message: err.Error() + "; retry later, or start the server with a larger --kv-budget"}
+	}
 	return &APIError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"trit/engine"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/sample"
 	"trit/tokenizer"
 )
@@ -292,7 +294,7 @@ func (s *sched) step() {
 	// Decoding jobs first: one token each keeps their latency flat while
 	// long prompts are prefilled in chunks around them.
 	for _, j := range s.active {
-		if j.fed == len(j.prompt) {
+		if j.fed == len(j.prompt) && s.room(j, 1) {
 			steps = append(steps, model.Step{State: j.slot.state, Tokens: []int{j.next}, Logits: j.slot.logits})
 			sjobs = append(sjobs, j)
 			budget--
@@ -307,6 +309,9 @@ func (s *sched) step() {
 		n := min(len(j.prompt)-j.fed, budget)
 		if j.p.promptLogprobs {
 			n = min(n, maxPromptLogprobRows) // bounds the logits buffer
+		}
+		if !s.room(j, n) {
+			continue
 		}
 		st := model.Step{State: j.slot.state, Tokens: j.prompt[j.fed : j.fed+n]}
 		if j.fed+n == len(j.prompt) {
@@ -323,6 +328,11 @@ func (s *sched) step() {
 	}
 	s.steps, s.sjobs = steps, sjobs
 	if len(steps) == 0 {
+		// Every job waits for cache pages that none of them will free:
+		// the youngest gives up, so that the others can go on.
+		if len(s.active) > 0 {
+			s.finish(s.active[len(s.active)-1], "", fmt.Errorf("%w: %d MiB in use", ErrKVBudget, s.kvUsed()>>20))
+		}
 		return
 	}
 	t0 := time.Now()
@@ -351,6 +361,32 @@ func (s *sched) step() {
 		s.advance(j)
 	}
 	clear(s.steps) // drop references to states and buffers between steps
+}
+
+// room reports whether j's state can take n more positions now. When the
+// shared KV budget is exhausted it first frees the caches that idle slots
+// keep for prefix reuse; a job that still gets no pages waits a step.
+func (s *sched) room(j *job, n int) bool {
+	err := j.slot.state.Grow(n)
+	if errors.Is(err, kvcache.ErrBudget) {
+		for _, sl := range s.slots {
+			if sl.job == nil && len(sl.cached) > 0 {
+				sl.state.Reset()
+				sl.cached = sl.cached[:0]
+			}
+		}
+		err = j.slot.state.Grow(n)
+	}
+	return err == nil
+}
+
+// kvUsed returns the bytes the slots' caches hold.
+func (s *sched) kvUsed() int64 {
+	var n int64
+	for _, sl := range s.slots {
+		n += sl.state.Bytes()["kv"]
+	}
+	return n
 }
 
 // forward runs the model, turning a panic into an error for this step's

@@ -33,7 +33,15 @@ func init() {
 const benchHelp = `Measures prompt processing (pp: -p tokens in -b sized forward passes)
 and token generation (tg: -n forward passes of one token) in tokens per
 second, mean ± sd over -r repetitions after a warm-up, each repetition on an
-empty cache. -p, -n, -t, -d, --ctx and --cache-type take comma lists.
+empty cache. -p, -n, -t, -d, --ctx, -ctk and -ctv take comma lists (every
+K/V pair is run).
+
+tg rows show the KV cache bytes per position (all layers) and the bandwidth
+ceiling: read bandwidth ÷ (weight bytes + KV bytes read per token), with the
+share of it reached. --fill synthetic fills -d positions with deterministic
+cache values instead of prefilling them with the model (the rows say
+"synthetic fill"): attention's speed and memory do not depend on the values,
+and a small machine cannot prefill 100,000 positions in reasonable time.
 
 Synthetic models: --shape builds a temporary GGUF file (deleted afterwards,
 memory-mapped like a real file) with the exact architecture and tensor
@@ -85,11 +93,13 @@ type benchOpts struct {
 	model, shapes, types, embdType, headType string
 	writeShape, dir, output                  string
 	prompts, gens, threads, depths, ctxs     intsFlag
-	cacheK, cacheV                           string
+	cacheK, cacheV, fill                     string
+	bandwidth                                float64
 	reps, batch, maxFill                     int
 	seed                                     uint64
 	noWarmup, asJSON, asJSONL                bool
 	cpuProfile                               string
+	measured                                 map[int]float64 // bandwidth by thread count
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -128,6 +138,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.cacheK, "cache-type-k", "f16", "same as -ctk")
 	fs.StringVar(&o.cacheV, "ctv", "f16", "KV cache `types` of V (comma list; every pair with -ctk is run)")
 	fs.StringVar(&o.cacheV, "cache-type-v", "f16", "same as -ctv")
+	fs.StringVar(&o.fill, "fill", "model", "how -d positions are filled: model (prefill) or synthetic (deterministic cache values, no model run; labelled)")
+	fs.Float64Var(&o.bandwidth, "bandwidth", 0, "memory read bandwidth in `GB/s` for the tg ceiling (0: measure it; <0: none)")
 	fs.IntVar(&o.reps, "r", 5, "repetitions")
 	fs.IntVar(&o.reps, "repetitions", 5, "same as -r")
 	fs.IntVar(&o.batch, "b", 512, "tokens per forward pass in prompt processing")
@@ -199,6 +211,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			}
 			kvTypes = append(kvTypes, cachePair{kf, vf})
 		}
+	}
+	if o.fill != "model" && o.fill != "synthetic" {
+		return bad("--fill is model or synthetic, not %q", o.fill)
 	}
 	sources, err := o.sources()
 	if err != nil {
@@ -365,6 +380,27 @@ func (o *benchOpts) build(src source, stderr io.Writer) (string, error) {
 	return path, nil
 }
 
+// bandwidthFor returns the read bandwidth (bytes/s) for the tg ceiling:
+// --bandwidth, or measured once per thread count.
+func (o *benchOpts) bandwidthFor(threads int, stderr io.Writer) float64 {
+	switch {
+	case o.bandwidth < 0:
+		return 0
+	case o.bandwidth > 0:
+		return o.bandwidth * 1e9
+	}
+	if o.measured == nil {
+		o.measured = map[int]float64{}
+	}
+	bw, ok := o.measured[threads]
+	if !ok {
+		bw = bench.MeasureBandwidth(threads)
+		o.measured[threads] = bw
+		fmt.Fprintf(stderr, "trit bench: memory read bandwidth %.1f GB/s with %d threads (--bandwidth to set it)\n", bw/1e9, threads)
+	}
+	return bw
+}
+
 // cachePair is the K and V element types of one run.
 type cachePair struct{ k, v *quant.Format }
 
@@ -407,7 +443,7 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 					fmt.Fprintf(stderr, ", context %d", it.Ctx)
 				}
 				fmt.Fprintln(stderr)
-				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup})
+				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup, Synthetic: o.fill == "synthetic"})
 				if errors.Is(err, bench.ErrMemory) {
 					// Skip this context, measure the others.
 					fmt.Fprintf(stderr, "trit bench: skipped: %v\n", err)
@@ -417,7 +453,9 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 					m.Close()
 					return err
 				}
-				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: kv.String(), Result: r, Time: time.Now()}); err != nil {
+				row := bench.Row{Model: desc, Threads: threads, KVType: kv.String(), Result: r, Time: time.Now(),
+					KVTokenBytes: m.Info().KVTokenBytes, Bandwidth: o.bandwidthFor(threads, stderr)}
+				if err := out.add(row); err != nil {
 					m.Close()
 					return err
 				}

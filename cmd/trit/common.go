@@ -30,6 +30,8 @@ type modelFlags struct {
 	// cacheK and cacheV are the KV cache element types; cache sets both.
 	cacheK, cacheV cacheType
 	noRotate       bool
+	// kvBudget, if set, is the shared page budget of every state (serve).
+	kvBudget *kvcache.Budget
 }
 
 func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, quant.F16) }
@@ -66,7 +68,7 @@ func (b bothTypes) Set(s string) error {
 
 // options returns the model options the flags ask for.
 func (m *modelFlags) options() model.Options {
-	return model.Options{Threads: m.threads, Exact: m.exact, CacheK: m.cacheK.f, CacheV: m.cacheV.f, CacheNoRotate: m.noRotate}
+	return model.Options{Threads: m.threads, Exact: m.exact, CacheK: m.cacheK.f, CacheV: m.cacheV.f, CacheNoRotate: m.noRotate, KVBudget: m.kvBudget}
 }
 
 // registerCache registers the flags with cache as the default KV cache

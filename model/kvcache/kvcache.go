@@ -14,6 +14,7 @@ package kvcache
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,8 +124,20 @@ type Budget struct {
 // NewBudget returns a budget of limit bytes; limit <= 0 means unbounded.
 func NewBudget(limit int64) *Budget { return &Budget{limit: limit, free: map[int][][]byte{}} }
 
+// SetLimit changes the budget's size (<= 0: unbounded). Pages already held
+// stay; growth beyond the new limit fails.
+func (b *Budget) SetLimit(limit int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limit = limit
+}
+
 // Limit returns the budget's size in bytes (0: unbounded).
-func (b *Budget) Limit() int64 { return max(b.limit, 0) }
+func (b *Budget) Limit() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return max(b.limit, 0)
+}
 
 // Used returns the bytes of pages held by live sequences.
 func (b *Budget) Used() int64 {
@@ -235,7 +248,7 @@ func (c *Cache) Reserve(n int) error {
 		if i := c.n / PageSize; c.n < n && i < len(l) && l[i].refs.Load() > 1 {
 			buf := c.budget.take(size)
 			if buf == nil {
-				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.limit)
+				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.Limit())
 			}
 			copy(buf, l[i].buf)
 			c.release(l[i])
@@ -247,7 +260,7 @@ func (c *Cache) Reserve(n int) error {
 			buf := c.budget.take(size)
 			if buf == nil {
 				c.pages[li] = l
-				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.limit)
+				return fmt.Errorf("%w: %d of %d bytes in use", ErrBudget, c.budget.Used(), c.budget.Limit())
 			}
 			p := &page{buf: buf}
 			p.refs.Store(1)
@@ -330,4 +343,44 @@ func (c *Cache) Run(l, h, p0, p1 int) (k, v []byte) {
 	kb := h * PageSize * c.kRow
 	vb := nh*PageSize*c.kRow + h*PageSize*c.vRow
 	return p[kb+j0*c.kRow : kb+j1*c.kRow], p[vb+j0*c.vRow : vb+j1*c.vRow]
+}
+
+// FillSynthetic grows the cache to n positions holding deterministic
+// values instead of a model's keys and values, without running the model:
+// the speed and memory of attention do not depend on the values, so a
+// benchmark can measure depths that a small machine cannot prefill. The
+// rows are a few random ones (standard normal, seeded), encoded once and
+// copied to every position.
+func (c *Cache) FillSynthetic(n int, seed uint64) error {
+	if err := c.Reserve(n); err != nil {
+		return err
+	}
+	const distinct = 61
+	cfg := c.cfg
+	rng := rand.New(rand.NewPCG(seed, 0x5e7))
+	x := make([]float32, cfg.HeadDim)
+	kRows := make([]byte, distinct*c.kRow)
+	vRows := make([]byte, distinct*c.vRow)
+	for i := range distinct {
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		encode(cfg.K, kRows[i*c.kRow:(i+1)*c.kRow], x)
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+		}
+		encode(cfg.V, vRows[i*c.vRow:(i+1)*c.vRow], x)
+	}
+	for l := range cfg.Layers {
+		for pos := c.n; pos < n; pos++ {
+			for h := range cfg.KVHeads {
+				k, v := c.rows(l, h, pos)
+				i := (pos*7 + h*13 + l) % distinct
+				copy(k, kRows[i*c.kRow:])
+				copy(v, vRows[i*c.vRow:])
+			}
+		}
+	}
+	c.n = n
+	return nil
 }

@@ -200,6 +200,8 @@ func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes()}
 }
 
+func (s *state) FillSynthetic(n int, seed uint64) error { return s.kv.FillSynthetic(n, seed) }
+
 func (s *state) Truncate(n int) bool {
 	if n < 0 || n > s.kv.Len() {
 		return false

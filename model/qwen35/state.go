@@ -45,6 +45,8 @@ func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes(), "recurrent": rec}
 }
 
+func (s *state) FillSynthetic(n int, seed uint64) error { return s.kv.FillSynthetic(n, seed) }
+
 // Truncate can only keep everything or nothing: the recurrent state has
 // folded every position in.
 func (s *state) Truncate(n int) bool {
