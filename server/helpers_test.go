@@ -29,13 +29,16 @@ import (
 // demoEngine builds a fresh engine over the demo model. Each server and
 // each reference computation gets its own, because a model serves one
 // Forward call at a time.
-func demoEngine(t testing.TB) *engine.Engine {
+func demoEngine(t testing.TB) *engine.Engine { return demoEngineWith(t, model.Options{Threads: 2}) }
+
+// demoEngineWith is demoEngine with the given model options.
+func demoEngineWith(t testing.TB, opts model.Options) *engine.Engine {
 	t.Helper()
 	f, err := demo.File()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromFile(f, model.Options{Threads: 2})
+	m, err := model.FromFile(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +131,12 @@ func (ts *testServer) do(t testing.TB, req *http.Request) (int, string) {
 // greedily for prompt, encoded as the server encodes it.
 func greedy(t testing.TB, eng *engine.Engine, prompt string, n int) string {
 	t.Helper()
+	return greedyResult(t, eng, prompt, n).Text
+}
+
+// greedyResult is greedy's whole result (the generated ids too).
+func greedyResult(t testing.TB, eng *engine.Engine, prompt string, n int) *engine.Result {
+	t.Helper()
 	ids := eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
 	st, err := eng.Model.NewState(4096)
 	if err != nil {
@@ -137,7 +146,7 @@ func greedy(t testing.TB, eng *engine.Engine, prompt string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Text
+	return res
 }
 
 // checkGoroutines fails if more goroutines run than before, after giving

@@ -36,9 +36,12 @@ type job struct {
 	tAdmit   time.Time
 	tPrefill time.Time // end of prefill
 	tLast    time.Time // when the last token was sampled
+	lpRow    []float32 // with logprobs: the logits before sampling changes them
+	lpPrompt []float32 // with prompt logprobs: a prompt chunk's logits
 
 	mu     sync.Mutex
 	text   []byte // output not yet taken by the handler
+	lps    []tokenLogprob
 	done   bool
 	res    result
 	notify chan struct{} // capacity 1: "something new"
@@ -264,6 +267,10 @@ func (s *sched) admit() {
 			kept = append(kept, j)
 			continue
 		}
+		if j.p.promptLogprobs {
+			reuse = 0 // every prompt position must be computed for its logits
+			j.addLogprobs(tokenLogprob{id: j.prompt[0], none: true})
+		}
 		if reuse < len(sl.cached) {
 			if !sl.state.Truncate(reuse) {
 				sl.state.Reset()
@@ -343,12 +350,20 @@ func (s *sched) step() {
 			continue
 		}
 		n := min(len(j.prompt)-j.fed, budget)
+		if j.p.promptLogprobs {
+			n = min(n, maxPromptLogprobRows) // bounds the logits buffer
+		}
 		if !s.room(j, n) {
 			continue
 		}
 		st := model.Step{State: j.slot.state, Tokens: j.prompt[j.fed : j.fed+n]}
 		if j.fed+n == len(j.prompt) {
 			st.Logits = j.slot.logits
+		}
+		if j.p.promptLogprobs {
+			vocab := len(j.slot.logits)
+			j.lpPrompt = slices.Grow(j.lpPrompt[:0], n*vocab)[:n*vocab]
+			st.Logits, st.All = j.lpPrompt, true
 		}
 		steps = append(steps, st)
 		sjobs = append(sjobs, j)
@@ -384,6 +399,9 @@ func (s *sched) step() {
 		}
 		sl.cached = append(sl.cached, steps[i].Tokens...)
 		if j.fed < len(j.prompt) {
+			if j.p.promptLogprobs {
+				s.promptLogprobs(j, len(steps[i].Tokens))
+			}
 			j.fed += len(steps[i].Tokens)
 			if j.fed < len(j.prompt) {
 				continue
@@ -441,6 +459,9 @@ func (s *sched) advance(j *job) {
 		return
 	}
 	logits := j.slot.logits
+	if j.p.logprobs {
+		j.lpRow = append(j.lpRow[:0], logits...)
+	}
 	if j.js != nil && !j.js.mask(logits, s.pieces) {
 		s.finish(j, "stop", nil)
 		return
@@ -460,6 +481,9 @@ func (s *sched) advance(j *job) {
 		return
 	}
 	j.tokens = append(j.tokens, id)
+	if j.p.logprobs {
+		j.addLogprobs(newLogprob(j.lpRow, id, j.p.topLogprobs))
+	}
 	if j.js != nil {
 		j.js.feed(s.pieces[id])
 	}
@@ -510,4 +534,19 @@ func (s *sched) finish(j *job, reason string, err error) {
 	j.done, j.res = true, r
 	j.mu.Unlock()
 	j.signal()
+}
+
+// promptLogprobs records the entries of the prompt chunk of n tokens just
+// computed into j.lpPrompt: row r predicts prompt token fed+r+1. The last
+// prompt row's logits are those the first token is sampled from.
+func (s *sched) promptLogprobs(j *job, n int) {
+	vocab := len(j.slot.logits)
+	for r := range n {
+		row := j.lpPrompt[r*vocab : (r+1)*vocab]
+		if p := j.fed + r + 1; p < len(j.prompt) {
+			j.addLogprobs(newLogprob(row, j.prompt[p], j.p.topLogprobs))
+		} else {
+			copy(j.slot.logits, row)
+		}
+	}
 }

@@ -54,7 +54,9 @@ func Compare(ref, got [][]float32) Agreement {
 	return a
 }
 
-func logSoftmax(x []float32) []float64 {
+// LogSoftmax returns log-softmax of x in float64: the reference for the
+// log-probabilities trit reports.
+func LogSoftmax(x []float32) []float64 {
 	m := math.Inf(-1)
 	for _, v := range x {
 		m = max(m, float64(v))
@@ -71,7 +73,7 @@ func logSoftmax(x []float32) []float64 {
 }
 
 func klDiv(p, q []float32) float64 {
-	lp, lq := logSoftmax(p), logSoftmax(q)
+	lp, lq := LogSoftmax(p), LogSoftmax(q)
 	var kl float64
 	for i := range lp {
 		kl += math.Exp(lp[i]) * (lp[i] - lq[i])
@@ -139,15 +141,23 @@ func CheckExact(t *testing.T, floatStem string, stems ...string) {
 	}
 }
 
-// run computes the logits of the model at path for the ids of the
-// reference file ref, with a float32 KV cache as the reference runs had.
-func run(t *testing.T, path, ref, mode string, exact bool) Agreement {
+// Load loads the model at path with a float32 KV cache, as the reference
+// runs had, and closes it at the end of the test.
+func Load(t testing.TB, path string, exact bool) model.Model {
 	t.Helper()
 	m, err := model.Load(path, model.Options{Threads: 2, Exact: exact, CacheK: quant.F32, CacheV: quant.F32})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// run computes the logits of the model at path for the ids of the
+// reference file ref.
+func run(t *testing.T, path, ref, mode string, exact bool) Agreement {
+	t.Helper()
+	m := Load(t, path, exact)
 	want := Read(t, ref)
 	got, err := model.ComputeLogits(m, want.IDs, mode)
 	if err != nil {
