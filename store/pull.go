@@ -79,7 +79,18 @@ func (e *SpaceError) Error() string {
 
 func (e *SpaceError) Unwrap() error { return ErrNoSpace }
 
-func gb(n int64) string { return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + " GB" }
+// gb formats a byte count in decimal units, as the Hub shows file sizes.
+func gb(n int64) string {
+	switch {
+	case n >= 1e9:
+		return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + " GB"
+	case n >= 1e6:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 1, 64) + " MB"
+	case n >= 1e4:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', 1, 64) + " kB"
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
 
 // Pull downloads the model ref names ("owner/repo[:QUANT-or-FILE]", see
 // hub.Choose) into the store, resuming partial downloads, and records it.
