@@ -141,7 +141,7 @@ func (s *Store) Pull(ctx context.Context, c *hub.Client, ref string, opt PullOpt
 			logf("%s also has a vision projector: add --mmproj to pull it", repo)
 		}
 	}
-	logf("pulling %s at commit %.12s: %s", mod.Name(), commit, describeFiles(mod.Files))
+	logf("pulling %s at commit %.12s", mod.Name(), commit)
 	if err := s.checkSpace(repo, mod.Files); err != nil {
 		return nil, err
 	}
@@ -162,17 +162,6 @@ func (s *Store) Pull(ctx context.Context, c *hub.Client, ref string, opt PullOpt
 		return nil, err
 	}
 	return mod, nil
-}
-
-func describeFiles(files []hub.File) string {
-	if len(files) == 1 {
-		return fmt.Sprintf("%s (%s)", files[0].Path, gb(files[0].Size))
-	}
-	var n int64
-	for _, f := range files {
-		n += f.Size
-	}
-	return fmt.Sprintf("%d files (%s)", len(files), gb(n))
 }
 
 // checkSpace fails before any download when the files still to fetch do
@@ -298,9 +287,6 @@ func (s *Store) fetch(ctx context.Context, c *hub.Client, repo, commit string, f
 	}
 	if _, err := w.Seek(have, io.SeekStart); err != nil {
 		return fmt.Errorf("store: %w", err)
-	}
-	if have > 0 {
-		logf("%s: resuming at %s of %s", f.Path, gb(have), gb(f.Size))
 	}
 	meter := opt.Meter
 	if meter == nil {

@@ -20,6 +20,7 @@ import (
 // follow llama.cpp's where one exists.
 type modelFlags struct {
 	path    string
+	hf      string
 	threads int
 	ctx     int
 	batch   int
@@ -32,8 +33,9 @@ func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, model.KVF1
 // registerCache registers the flags with cache as the default KV cache
 // type.
 func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
-	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF) or pulled name (trit list); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
+	m.registerHub(fs)
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
 	fs.IntVar(&m.threads, "threads", 0, "same as -t")
 	fs.IntVar(&m.ctx, "c", 4096, "context size in tokens (capped at the model's trained context)")
@@ -59,9 +61,13 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	t0 := time.Now()
 	var f *gguf.File
 	var err error
+	if err := m.resolve(stderr); err != nil {
+		return nil, err
+	}
 	demoModel := m.path == ""
 	if demoModel {
 		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
+		fmt.Fprintln(stderr, demoHint)
 		f, err = demo.File()
 	} else {
 		st, serr := os.Stat(m.path)
