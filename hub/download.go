@@ -58,6 +58,12 @@ func (c *Client) Open(ctx context.Context, repo, revision, file string, offset i
 		if first == nil && req.Response != nil {
 			first = req.Response.Header
 		}
+		// The CDN gets a signed URL and no token: like the Hub's own
+		// clients, send the token to the host it was given for only (Go
+		// would also send it to subdomains, such as cdn-lfs.huggingface.co).
+		if req.URL.Host != via[0].URL.Host {
+			req.Header.Del("Authorization")
+		}
 		return nil
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

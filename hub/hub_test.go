@@ -161,6 +161,10 @@ func TestErrors(t *testing.T) {
 	if err := open(withToken("hf_good"), "acme/gated", "m-Q8_0.gguf"); err != nil {
 		t.Errorf("gated with token: %v", err)
 	}
+	dl := h.Downloads("m-Q8_0.gguf")
+	if last := dl[len(dl)-1]; last.Server != "cdn" || last.Auth || !dl[len(dl)-2].Auth {
+		t.Errorf("requests %+v: want the token at the Hub and not at the CDN", dl)
+	}
 	if err := commit(withToken("hf_good"), "acme/private"); err != nil {
 		t.Errorf("private with token: %v", err)
 	}
