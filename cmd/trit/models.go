@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 
 	"trit/hub"
 	"trit/store"
@@ -48,8 +50,8 @@ func (m *modelFlags) resolve(stderr io.Writer) error {
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return nil // a file (or a problem the loader reports)
 	}
-	if _, _, perr := hub.ParseRef(m.path); perr != nil {
-		return nil // not a model name: the loader reports the missing file
+	if _, _, perr := hub.ParseRef(m.path); perr != nil || (strings.EqualFold(filepath.Ext(m.path), ".gguf") && !strings.Contains(m.path, ":")) {
+		return nil // a file name, not a model name: the loader reports it missing
 	}
 	return m.useStored(m.path, false, stderr)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,6 +185,25 @@ func TestPullFailures(t *testing.T) {
 	}
 	if _, out, _ := trit(t, "list"); strings.Contains(out, "Demo") {
 		t.Errorf("failed pulls are listed:\n%s", out)
+	}
+}
+
+func TestPullNetworkDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HF_ENDPOINT", "http://"+l.Addr().String())
+	l.Close() // nothing listens there now
+	t.Setenv("TRIT_MODELS", t.TempDir())
+	code, _, errOut := trit(t, "pull", "prism-ml/Ternary-Bonsai-8B-gguf")
+	if code != 1 || !strings.Contains(errOut, "cannot reach") {
+		t.Errorf("code %d\n%s", code, errOut)
+	}
+	// A missing file that looks like owner/name is still a missing file.
+	code, _, errOut = trit(t, "run", "-m", "models/x.gguf", "Hi")
+	if code != 1 || strings.Contains(errOut, "trit pull") || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing file: code %d\n%s", code, errOut)
 	}
 }
 
