@@ -363,3 +363,27 @@ func TestChoose(t *testing.T) {
 		t.Errorf("no mmproj: %v", err)
 	}
 }
+
+// Choose takes file names from any listing: it never panics, and what it
+// picks is one of the files, with the quant Quant reads from its name.
+func FuzzChoose(f *testing.F) {
+	f.Add("Ternary-Bonsai-8B-PQ2_0.gguf\nTernary-Bonsai-8B-Q2_0_g64.gguf\nx-mmproj-Q8_0.gguf", "pq2")
+	f.Add("a-00001-of-00002.gguf\na-00002-of-00002.gguf", "")
+	f.Add("config.json\nmodel.safetensors", "")
+	f.Fuzz(func(t *testing.T, names, sel string) {
+		fs := files(strings.Split(names, "\n")...)
+		p, err := hub.Choose("r/x", fs, sel)
+		if err != nil {
+			return
+		}
+		if p.Pack {
+			if len(p.Files) != len(fs) {
+				t.Fatalf("pack of %d files, listing has %d", len(p.Files), len(fs))
+			}
+			return
+		}
+		if len(p.Files) != 1 || p.Tag != hub.Quant(p.Files[0].Path) || !strings.Contains(names, p.Files[0].Path) {
+			t.Fatalf("Choose(%q, %q) = %+v", names, sel, p)
+		}
+	})
+}

@@ -188,6 +188,42 @@ func TestPullFailures(t *testing.T) {
 	}
 }
 
+// Ctrl-C stops a pull cleanly: exit code 1, a message that the same
+// command resumes, nothing listed; the next pull completes.
+func TestPullInterrupt(t *testing.T) {
+	h := fakeHub(t)
+	arrived, release := h.Hold("Demo-Q2_0.gguf")
+	var stderr syncBuffer
+	exit := make(chan int, 1)
+	go func() { exit <- Main([]string{"pull", "acme/Demo-gguf:Q2_0"}, &bytes.Buffer{}, &stderr) }()
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the pull never reached the CDN:\n%s", stderr.String())
+	}
+	self, _ := os.FindProcess(os.Getpid())
+	if err := self.Signal(os.Interrupt); err != nil {
+		release()
+		<-exit
+		t.Skipf("cannot send an interrupt here: %v", err)
+	}
+	select {
+	case code := <-exit:
+		if code != 1 || !strings.Contains(stderr.String(), "the same pull resumes it") {
+			t.Errorf("code %d:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the pull did not stop on Ctrl-C:\n%s", stderr.String())
+	}
+	release()
+	if _, out, _ := trit(t, "list", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("an interrupted pull is listed: %s", out)
+	}
+	if code, _, errOut := trit(t, "pull", "acme/Demo-gguf:Q2_0"); code != 0 {
+		t.Errorf("pull after the interrupt: code %d\n%s", code, errOut)
+	}
+}
+
 func TestPullNetworkDown(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
