@@ -88,7 +88,11 @@ func (m *modelFlags) useStored(name string, pull bool, stderr io.Writer) error {
 
 // pullModel pulls ref into st with progress on stderr.
 func pullModel(ctx context.Context, st *store.Store, ref string, opt store.PullOptions, stderr io.Writer) (*store.Model, error) {
-	opt.Log = func(format string, args ...any) { fmt.Fprintf(stderr, "trit: "+format+"\n", args...) }
-	opt.Meter = newBar(stderr)
+	b := newBar(stderr)
+	opt.Log = func(format string, args ...any) {
+		b.endLine()
+		fmt.Fprintf(stderr, "trit: "+format+"\n", args...)
+	}
+	opt.Meter = b
 	return st.Pull(ctx, hub.New(), ref, opt)
 }

@@ -23,6 +23,7 @@ type bar struct {
 	have int64
 	t0   time.Time
 	last time.Time
+	open bool // a redrawn line is on the terminal, without its newline
 }
 
 func newBar(w io.Writer) *bar { return &bar{w: w, tty: isTerminal(w), now: time.Now} }
@@ -66,7 +67,7 @@ func (b *bar) Update(have int64) {
 func (b *bar) Finish(err error) {
 	if b.tty {
 		b.draw()
-		fmt.Fprintln(b.w)
+		b.endLine()
 	}
 	if err == nil {
 		el := b.now().Sub(b.t0)
@@ -100,4 +101,14 @@ func (b *bar) draw() {
 	}
 	// \r and erase-to-end redraw the line in place.
 	fmt.Fprintf(b.w, "\r%s\x1b[K", line)
+	b.open = true
+}
+
+// endLine ends a redrawn line, so that other output (a retry message)
+// starts on a line of its own.
+func (b *bar) endLine() {
+	if b.open {
+		fmt.Fprintln(b.w)
+		b.open = false
+	}
 }

@@ -294,6 +294,17 @@ func TestBar(t *testing.T) {
 	if strings.Contains(out, "51.0 MiB") {
 		t.Errorf("redrawn within %v:\n%q", redrawEvery, out)
 	}
+	if strings.Count(out, "\n") != 2 {
+		t.Errorf("want the bar's line ended once, then the done line:\n%q", out)
+	}
+	// Another message in the middle of a file starts on a new line.
+	buf.Reset()
+	b.Start("model.gguf", 0, 100)
+	b.endLine()
+	b.endLine()
+	if out := buf.String(); !strings.HasSuffix(out, "\x1b[K\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("endLine: %q", out)
+	}
 	buf.Reset()
 	b = &bar{w: &buf, now: time.Now}
 	b.Start("model.gguf", 10<<20, 100<<20)
