@@ -575,3 +575,24 @@ func TestDiskFree(t *testing.T) {
 		t.Errorf("free space %d", free)
 	}
 }
+
+// BenchmarkPull pulls a 64 MiB LFS file from the fake Hub over loopback:
+// the client's own cost (HTTP, SHA-256, writing), with no network in it.
+func BenchmarkPull(b *testing.B) {
+	h := hubtest.New(b)
+	data := blob(64<<20, 1)
+	h.Add("acme/big", hubtest.File{Path: "big-Q2_0.gguf", Data: data, LFS: true})
+	c := &hub.Client{Endpoint: h.URL}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		b.StopTimer()
+		s, err := Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := s.Pull(context.Background(), c, "acme/big", PullOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -41,6 +41,7 @@ type Request struct {
 type repo struct {
 	commit string
 	files  []File
+	sums   map[string]string // path → SHA-256 of the content, computed once
 	token  string // required token, if any
 	gated  bool   // listing public, downloads need the token
 }
@@ -90,7 +91,11 @@ func (h *Hub) Add(id string, files ...File) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	sum := sha1.Sum([]byte(id + strconv.Itoa(len(h.repos))))
-	h.repos[id] = &repo{commit: hex.EncodeToString(sum[:]), files: files}
+	rp := &repo{commit: hex.EncodeToString(sum[:]), files: files, sums: map[string]string{}}
+	for _, f := range files {
+		rp.sums[f.Path] = sha(f.Data)
+	}
+	h.repos[id] = rp
 }
 
 // RequireToken makes repository id private (every request needs token) or,
@@ -264,8 +269,9 @@ func sha(data []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func pointer(data []byte) []byte {
-	return fmt.Appendf(nil, "version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", sha(data), len(data))
+// pointer is the git LFS pointer file that git stores for an LFS file.
+func pointer(sum string, size int) []byte {
+	return fmt.Appendf(nil, "version https://git-lfs.github.com/spec/v1\noid sha256:%s\nsize %d\n", sum, size)
 }
 
 func (h *Hub) serveTree(w http.ResponseWriter, r *http.Request, rp *repo) {
@@ -278,11 +284,13 @@ func (h *Hub) serveTree(w http.ResponseWriter, r *http.Request, rp *repo) {
 				all = append(all, entry{Type: "directory", OID: gitOID([]byte(d)), Path: d})
 			}
 		}
-		e := entry{Type: "file", Path: f.Path, Size: int64(len(f.Data)), OID: gitOID(f.Data)}
+		e := entry{Type: "file", Path: f.Path, Size: int64(len(f.Data))}
 		if f.LFS {
-			p := pointer(f.Data)
+			p := pointer(rp.sums[f.Path], len(f.Data))
 			e.Size, e.OID = int64(len(p)), gitOID(p)
-			e.LFS = &lfsEntry{OID: sha(f.Data), Size: int64(len(f.Data)), PointerSize: int64(len(p))}
+			e.LFS = &lfsEntry{OID: rp.sums[f.Path], Size: int64(len(f.Data)), PointerSize: int64(len(p))}
+		} else {
+			e.OID = gitOID(f.Data)
 		}
 		all = append(all, e)
 	}
@@ -322,9 +330,9 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, rp *repo, pat
 	if f.LFS {
 		// The Hub answers LFS files with a redirect to a signed CDN URL and
 		// tags the file with its SHA-256 and size.
-		w.Header().Set("X-Linked-Etag", `"`+sha(f.Data)+`"`)
+		w.Header().Set("X-Linked-Etag", `"`+rp.sums[path]+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(f.Data)))
-		w.Header().Set("ETag", `"`+gitOID(pointer(f.Data))+`"`)
+		w.Header().Set("ETag", `"`+gitOID(pointer(rp.sums[path], len(f.Data)))+`"`)
 		http.Redirect(w, r, h.cdn.URL+"/"+path+"?X-Amz-Signature=fake&X-Amz-Expires=3600", http.StatusFound)
 		return
 	}
@@ -341,8 +349,10 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	h.mu.Lock()
 	var f *File
+	var sum string
 	for _, rp := range h.repos {
 		if f = rp.file(path); f != nil {
+			sum = rp.sums[path]
 			break
 		}
 	}
@@ -352,7 +362,7 @@ func (h *Hub) serveCDN(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// A CDN's own entity tag, unrelated to the Hub's.
-	w.Header().Set("ETag", `"cdn-`+sha(f.Data)[:12]+`"`)
+	w.Header().Set("ETag", `"cdn-`+sum[:12]+`"`)
 	h.serveData(w, r, path, f.Data)
 }
 
