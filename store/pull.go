@@ -249,7 +249,7 @@ func (s *Store) lockWait(ctx context.Context, p string, waiting func()) (func(),
 // verifies it and renames it into place.
 func (s *Store) fetch(ctx context.Context, c *hub.Client, repo, commit string, f hub.File, opt PullOptions, logf func(string, ...any)) error {
 	lock := filepath.Join(s.repoPath("locks", repo), "files", filepath.FromSlash(f.Path)) + ".lock"
-	unlock, err := s.lockWait(ctx, lock, func() { logf("%s: waiting for another pull of it to finish", f.Path) })
+	unlock, err := s.lockWait(ctx, lock, func() { logf("%s: waiting for another pull of it to finish (lock %s)", f.Path, lock) })
 	if err != nil {
 		return err
 	}
