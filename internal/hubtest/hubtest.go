@@ -42,8 +42,8 @@ type repo struct {
 	commit string
 	files  []File
 	sums   map[string]string // path → SHA-256 of the content, computed once
-	token  string // required token, if any
-	gated  bool   // listing public, downloads need the token
+	token  string            // required token, if any
+	gated  bool              // listing public, downloads need the token
 }
 
 // A Hub is the fake Hub and its CDN.
