@@ -48,14 +48,15 @@ func (c *Client) Open(ctx context.Context, repo, revision, file string, offset i
 	if offset > 0 {
 		hdr.Set("Range", "bytes="+strconv.FormatInt(offset, 10)+"-")
 	}
-	// The Hub's own answer (the redirect) carries the file's tags; the
-	// CDN's answer has tags of its own, so keep the first hop's.
+	// The Hub's own answer (the redirect to the CDN) carries the file's
+	// tags; the CDN's answer has tags of its own. Keep the first hop that
+	// names the commit (a renamed repository's relative redirect does not).
 	var first http.Header
 	checkRedirect := func(req *http.Request, via []*http.Request) error {
 		if len(via) >= maxRedirects {
 			return errTooManyRedirects
 		}
-		if first == nil && req.Response != nil {
+		if first == nil && req.Response != nil && req.Response.Header.Get("X-Repo-Commit") != "" {
 			first = req.Response.Header
 		}
 		// The CDN gets a signed URL and no token: like the Hub's own

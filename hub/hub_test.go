@@ -103,6 +103,19 @@ func TestOpenRedirectAndRange(t *testing.T) {
 	if len(dl) != 2 || dl[0].Server != "hub" || dl[1].Server != "cdn" || dl[1].Range != "bytes=1234-" {
 		t.Errorf("requests %+v: want the Hub, then the CDN with the Range", dl)
 	}
+	// A renamed repository answers with a relative redirect first; the tags
+	// still come from the Hub's redirect to the CDN.
+	h.Move("prism-ml/Ternary-Bonsai-8B-gguf", "prism-ml/Renamed-gguf")
+	d, err = c.Open(context.Background(), "prism-ml/Ternary-Bonsai-8B-gguf", "main", "Ternary-Bonsai-8B-Q2_0_g64.gguf", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = io.ReadAll(d.Body)
+	d.Body.Close()
+	if !bytes.Equal(got, data) || d.ETag != hex.EncodeToString(sum[:]) || len(d.Commit) != 40 {
+		t.Errorf("through a rename: %d bytes, ETag %q, commit %q", len(got), d.ETag, d.Commit)
+	}
+	h.Move("prism-ml/Renamed-gguf", "prism-ml/Ternary-Bonsai-8B-gguf")
 	// A git-stored file comes from the Hub itself, tagged with its blob id.
 	d, err = c.Open(context.Background(), "prism-ml/Ternary-Bonsai-8B-gguf", "main", "extra/notes.txt", 0)
 	if err != nil {

@@ -166,6 +166,18 @@ func TestPull(t *testing.T) {
 	}
 }
 
+// A renamed repository answers with relative redirects; the pull follows
+// them, and the ETag check still sees the Hub's tags.
+func TestPullMoved(t *testing.T) {
+	fx := newFixture(t)
+	fx.hub.Move(v1, "prism-ml/Renamed-gguf")
+	m, err := fx.s.Pull(context.Background(), fx.c, v1+":PQ2_0", fx.opts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.checkFile(t, m, m.File)
+}
+
 func TestPullDefaultAndMMProj(t *testing.T) {
 	fx := newFixture(t)
 	m, err := fx.s.Pull(context.Background(), fx.c, v2, fx.opts())

@@ -59,6 +59,7 @@ type Hub struct {
 	cuts     map[string]int64 // path → bytes to send before cutting, once
 	corrupt  map[string]bool
 	holds    map[string]*hold
+	moved    map[string]string // old repository id → new
 	reqs     []Request
 }
 
@@ -70,7 +71,7 @@ type hold struct {
 // New starts a fake Hub and CDN, closed when t ends.
 func New(t testing.TB) *Hub {
 	h := &Hub{PageSize: 2, repos: map[string]*repo{}, cuts: map[string]int64{},
-		corrupt: map[string]bool{}, holds: map[string]*hold{}}
+		corrupt: map[string]bool{}, holds: map[string]*hold{}, moved: map[string]string{}}
 	h.cdn = httptest.NewServer(http.HandlerFunc(h.serveCDN))
 	h.hub = httptest.NewServer(http.HandlerFunc(h.serveHub))
 	h.URL = h.hub.URL
@@ -104,6 +105,17 @@ func (h *Hub) RequireToken(id, token string, gated bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.repos[id].token, h.repos[id].gated = token, gated
+}
+
+// Move renames repository from to to; requests for from get the Hub's
+// relative 307 redirect to to.
+func (h *Hub) Move(from, to string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.repos[to] = h.repos[from]
+	delete(h.repos, from)
+	delete(h.moved, to)
+	h.moved[from] = to
 }
 
 // CutAfter makes the next download of path send n bytes and then drop the
@@ -180,8 +192,15 @@ func (h *Hub) serveHub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	rp := h.repos[id]
+	rp, to := h.repos[id], h.moved[id]
 	h.mu.Unlock()
+	if to != "" {
+		u := *r.URL
+		u.Path = strings.Replace(u.Path, "/"+id+"/", "/"+to+"/", 1)
+		w.Header().Set("Location", u.RequestURI()) // relative, as the Hub sends it
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return
+	}
 	authed := r.Header.Get("Authorization") != ""
 	if rp == nil {
 		// Like the Hub: anonymous requests for a missing repository get 401,
