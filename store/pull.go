@@ -73,8 +73,8 @@ type SpaceError struct {
 }
 
 func (e *SpaceError) Error() string {
-	return fmt.Sprintf("store: %s needs %s more and %s has %s free: free some space (trit rm) or set TRIT_MODELS to another disk",
-		"the pull", gb(e.Need), e.Dir, gb(e.Free))
+	return fmt.Sprintf("store: the pull needs %s more and %s has %s free: free some space (trit rm) or set TRIT_MODELS to another disk",
+		gb(e.Need), e.Dir, gb(e.Free))
 }
 
 func (e *SpaceError) Unwrap() error { return ErrNoSpace }

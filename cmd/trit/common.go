@@ -58,12 +58,12 @@ func (l *loaded) Close() error { return l.eng.Model.Close() }
 // load opens the model named by the flags, or builds the demo model, and
 // reports progress and timing on stderr.
 func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
-	t0 := time.Now()
-	var f *gguf.File
-	var err error
 	if err := m.resolve(stderr); err != nil {
 		return nil, err
 	}
+	t0 := time.Now()
+	var f *gguf.File
+	var err error
 	demoModel := m.path == ""
 	if demoModel {
 		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
