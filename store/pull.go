@@ -437,6 +437,11 @@ func (s *Store) download(ctx context.Context, c *hub.Client, repo, commit string
 			*have += int64(n)
 			meter.Update(*have)
 		}
+		// Stop at once on Ctrl-C, even while the connection still has
+		// buffered data to give.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if rerr == io.EOF {
 			if *have < f.Size {
 				return fmt.Errorf("store: %s: %w", f.Path, io.ErrUnexpectedEOF)

@@ -13,6 +13,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -428,7 +430,16 @@ func (h *Hub) serveData(w http.ResponseWriter, r *http.Request, path string, dat
 	w.Write(data[start:min(start+cut, int64(len(data)))])
 	w.(http.Flusher).Flush()
 	conn, _, err := http.NewResponseController(w).Hijack()
-	if err == nil {
-		conn.Close()
+	if err != nil {
+		return
 	}
+	// Half-close first and wait for the client to hang up, so that the
+	// bytes sent all arrive (an abrupt close could reset the connection
+	// and lose some in flight).
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.CloseWrite()
+		tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.Copy(io.Discard, tc)
+	}
+	conn.Close()
 }
