@@ -25,6 +25,7 @@ import (
 // follow llama.cpp's where one exists.
 type modelFlags struct {
 	path    string
+	hf      string
 	threads int
 	ctx     int
 	batch   int
@@ -77,8 +78,9 @@ func (m *modelFlags) options() model.Options {
 // type.
 func (m *modelFlags) registerCache(fs *flag.FlagSet, cache *quant.Format) {
 	m.cacheK.f, m.cacheV.f = cache, cache
-	fs.StringVar(&m.path, "m", "", "model `file` (GGUF) or folder (MLX pack, Hugging Face checkpoint); empty: the built-in demo model")
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF), folder (MLX pack, Hugging Face checkpoint) or pulled name (trit list); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
+	m.registerHub(fs)
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
 	fs.IntVar(&m.threads, "threads", 0, "same as -t")
 	fs.IntVar(&m.ctx, "c", 4096, "context size in tokens (capped at the model's trained context)")
@@ -106,11 +108,15 @@ func (l *loaded) Close() error { return l.eng.Model.Close() }
 // load opens the model named by the flags, or builds the demo model, and
 // reports progress and timing on stderr.
 func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
+	if err := m.resolve(stderr); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	var src model.Source
 	demoModel := m.path == ""
 	if demoModel {
 		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
+		fmt.Fprintln(stderr, demoHint)
 		f, err := demo.File()
 		if err != nil {
 			return nil, err
