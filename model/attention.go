@@ -138,8 +138,7 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 			break
 		}
 		c1 := min(c0+kvcache.PageSize, last+1)
-		kr, vr := s.Cache.Run(layer, it.g, c0, c1)
-		w.block.Open(cfg, kr, vr, c1-c0, rows)
+		s.Cache.Open(&w.block, layer, it.g, c0, c1, rows)
 		for r := range rows {
 			t := it.t0 + r/group
 			n := min(c1, s.Pos0+t+1) - c0 // keys of the chunk row r sees

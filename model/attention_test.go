@@ -65,8 +65,7 @@ func naiveAttend(a *Attention, s *AttnSeq) []float32 {
 			sc := make([]float64, n)
 			m := math.Inf(-1)
 			for p := range n {
-				kr, _ := s.Cache.Run(0, g, p, p+1)
-				kvcache.Decode(cfg.K, krow, kr)
+				s.Cache.KeyRow(0, g, p, krow)
 				var d float64
 				for i := range hd {
 					d += float64(qf[i]) * float64(krow[i])
@@ -79,8 +78,7 @@ func naiveAttend(a *Attention, s *AttnSeq) []float32 {
 			for p := range sc {
 				w := math.Exp(sc[p] - m)
 				sum += w
-				_, vr := s.Cache.Run(0, g, p, p+1)
-				kvcache.Decode(cfg.V, vrow, vr)
+				s.Cache.ValueRow(0, g, p, vrow)
 				for i := range hd {
 					acc[i] += w * float64(vrow[i])
 				}

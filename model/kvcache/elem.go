@@ -23,11 +23,24 @@ func (c *Cache) Store(l, pos int, k, v []float32) {
 	if cfg.Rotate && Quantized(cfg.V) {
 		Rotate(v, hd)
 	}
+	kb, vb := c.rowBuf()
 	for h := range cfg.KVHeads {
-		kr, vr := c.rows(l, h, pos)
-		encode(cfg.K, kr, k[h*hd:(h+1)*hd])
-		encode(cfg.V, vr, v[h*hd:(h+1)*hd])
+		encode(cfg.K, kb, k[h*hd:(h+1)*hd])
+		encode(cfg.V, vb, v[h*hd:(h+1)*hd])
+		c.putRows(l, h, pos, kb, vb)
 	}
+}
+
+// rowBuf returns scratch for one encoded K and V row. Store runs for
+// many positions at once on the pool, so the scratch is per call, on the
+// stack for the usual head sizes.
+func (c *Cache) rowBuf() (k, v []byte) {
+	var buf [2 * 4 * 256]byte
+	if n := c.kRow + c.vRow; n > len(buf) {
+		b := make([]byte, n)
+		return b[:c.kRow], b[c.kRow:]
+	}
+	return buf[:c.kRow], buf[c.kRow : c.kRow+c.vRow]
 }
 
 // RotationBlock returns the size of the Walsh–Hadamard blocks Rotate
@@ -156,53 +169,49 @@ func (q *Query) Prepare(f *quant.Format, x []float32) {
 	q.F = nil
 }
 
-// Block is a run of keys and values of one head (as Run returns them),
-// opened for the kernels: the generic tier decodes a float run once for
-// every query row, the SIMD tier reads the stored rows directly.
+// Block is the keys and values of one head in one page, opened for the
+// kernels (Cache.Open): float keys are read transposed (Config.Transposed),
+// quantized keys and all values as rows.
 type Block struct {
-	k, v       *quant.Format
-	kr, vr     []byte
-	hd         int
-	fast       bool      // the SIMD kernels take these rows
-	kf, vf     []float32 // decoded rows (generic float path)
-	kbuf, vbuf []float32
+	k, v   *quant.Format
+	kh, vh []byte // the head's K and V regions of the page
+	n, hd  int
+	fast   bool      // the SIMD kernels take these rows
+	kf, vf []float32 // decoded (generic tier; vf also for many-row fp16)
+	sc     [PageSize]float32
+	kbuf   []float32
+	vbuf   []float32
 }
 
-// Open prepares the first n positions of the run kr, vr of a cache of
-// configuration c for Scores and Accumulate.
-//
-// rows is the number of query rows the block will serve. For many rows
-// the SIMD tier converts fp16 rows to float32 once, instead of once per
-// row inside the kernels: the conversion is exact, so the results are the
-// same bit for bit either way.
-func (b *Block) Open(c *Config, kr, vr []byte, n, rows int) {
-	b.k, b.v, b.hd = c.K, c.V, c.HeadDim
-	b.kr, b.vr = kr[:n*c.RowBytes(c.K)], vr[:n*c.RowBytes(c.V)]
-	b.kf, b.vf = nil, nil
-	b.fast = fast(b.hd)
-	if b.fast && rows >= convertRows {
-		if b.k == quant.F16 {
-			b.kr, b.k = widen(&b.kbuf, b.kr), quant.F32
-		}
-		if b.v == quant.F16 {
-			b.vr, b.v = widen(&b.vbuf, b.vr), quant.F32
-		}
-	}
-	if !b.fast {
-		if !Quantized(b.k) {
-			b.kf = growF(&b.kbuf, n*b.hd)
-			Decode(b.k, b.kf, b.kr)
-		}
-		b.vf = growF(&b.vbuf, n*b.hd)
-		Decode(b.v, b.vf, b.vr)
-	}
-}
-
-// convertRows is the number of query rows from which Open converts fp16
-// blocks once rather than in every kernel call.
+// convertRows is the number of query rows from which a block converts
+// fp16 values once rather than in every kernel call.
 const convertRows = 8
 
-// widen converts fp16 rows into buf and returns them as float32 bytes.
+// open prepares the first n positions of the head regions kh, vh; rows is
+// the number of query rows the block will serve. For many rows the SIMD
+// tier converts fp16 values to float32 once instead of once per row
+// inside the kernels: the conversion is exact, so the results are the
+// same bit for bit either way.
+func (b *Block) open(c *Config, kh, vh []byte, n, rows int) {
+	b.k, b.v, b.hd, b.n = c.K, c.V, c.HeadDim, n
+	b.kh, b.vh = kh, vh[:n*c.RowBytes(c.V)]
+	b.kf, b.vf = nil, nil
+	b.fast = fast(b.hd)
+	if b.fast {
+		if rows >= convertRows && b.v == quant.F16 {
+			b.vh, b.v = widen(&b.vbuf, b.vh), quant.F32
+		}
+		return
+	}
+	if !Quantized(b.k) {
+		b.kf = growF(&b.kbuf, b.hd*PageSize)
+		Decode(b.k, b.kf, b.kh)
+	}
+	b.vf = growF(&b.vbuf, n*b.hd)
+	Decode(b.v, b.vf, b.vh)
+}
+
+// widen converts fp16 values into buf and returns them as float32 bytes.
 func widen(buf *[]float32, src []byte) []byte {
 	f := growF(buf, len(src)/2)
 	ops.F16ToF32(f, src)
@@ -218,22 +227,29 @@ func growF(b *[]float32, n int) []float32 {
 }
 
 // Scores sets dst[j] = q·K_j for the first len(dst) keys of the block.
-// Each dot is a function of its key row and q alone, whatever the number
-// of keys or rows: batch invariance rests on it.
+// Each dot is a function of its key and q alone, whatever the number of
+// keys or rows: batch invariance rests on it. Transposed keys are dotted
+// dimension by dimension, q[0]·K[0][j] first.
 func (b *Block) Scores(dst []float32, q *Query) {
 	n, hd := len(dst), b.hd
 	switch {
 	case b.k == quant.Q8_0:
-		dotsQ8(dst, q, b.kr, hd/32)
+		dotsQ8(dst, q, b.kh[:n*hd/32*34], hd/32)
 	case b.k == quant.Q4_0:
-		dotsQ4(dst, q, b.kr, hd/32)
-	case b.fast && b.k == quant.F16:
-		dotsF16(dst, q.F, b.kr)
+		dotsQ4(dst, q, b.kh[:n*hd/32*18], hd/32)
 	case b.fast:
-		dotsF32(dst, q.F, b.kr)
+		// The kernels take keys in groups of 128: a page holds whole
+		// groups, so the extra keys are in the page, and dropped.
+		m := (n + 127) / 128 * 128
+		dotsT(b.k, b.sc[:m], q.F, b.kh)
+		copy(dst, b.sc[:n])
 	default:
-		for j := range n {
-			dst[j] = ops.Dot(q.F, b.kf[j*hd:(j+1)*hd])
+		clear(dst)
+		for i, x := range q.F[:hd] {
+			row := b.kf[i*PageSize : i*PageSize+n]
+			for j, k := range row {
+				dst[j] += x * k
+			}
 		}
 	}
 }
@@ -242,7 +258,7 @@ func (b *Block) Scores(dst []float32, q *Query) {
 // block, j in order.
 func (b *Block) Accumulate(acc, p []float32) {
 	if b.fast {
-		accumulate(b.v, acc, p, b.vr)
+		accumulate(b.v, acc, p, b.vh)
 		return
 	}
 	hd := b.hd

@@ -10,10 +10,10 @@ import (
 )
 
 //go:noescape
-func dotsF16AVX512(dst []float32, q []float32, k []byte)
+func dotsTF16AVX512(dst []float32, q []float32, kt []byte)
 
 //go:noescape
-func dotsF32AVX512(dst []float32, q []float32, k []byte)
+func dotsTF32AVX512(dst []float32, q []float32, kt []byte)
 
 //go:noescape
 func accF16AVX512(acc []float32, p []float32, v []byte)
@@ -44,8 +44,18 @@ var simd = hasAVX512
 // fast reports whether the assembly kernels take rows of head dim hd.
 func fast(hd int) bool { return simd && hd%64 == 0 }
 
-func dotsF16(dst, q []float32, k []byte) { dotsF16AVX512(dst, q, k[:2*len(q)*len(dst)]) }
-func dotsF32(dst, q []float32, k []byte) { dotsF32AVX512(dst, q, k[:4*len(q)*len(dst)]) }
+// dotsT sets dst[j] = q·K_j for the keys of a transposed page region kt
+// of format f; len(dst) is a multiple of 128, at most PageSize.
+func dotsT(f *quant.Format, dst, q []float32, kt []byte) {
+	if len(dst)%128 != 0 || len(dst) > PageSize || len(kt) < len(q)*PageSize*f.BlockBytes {
+		panic("kvcache: dotsT: bad lengths")
+	}
+	if f == quant.F16 {
+		dotsTF16AVX512(dst, q, kt)
+		return
+	}
+	dotsTF32AVX512(dst, q, kt)
+}
 
 func dotsQ8(dst []float32, q *Query, k []byte, blocks int) {
 	if !simd {

@@ -4,111 +4,124 @@
 
 // The attention kernels of the AVX-512 tier. Rows are head rows of hd
 // elements, hd a multiple of 64; the Go wrappers (kernels_amd64.go) check
-// the lengths. Each dot product is computed key by key in one fixed order
-// (four lane accumulators over the 16-element chunks, then a fixed
-// horizontal sum), so a key's score never depends on how many keys or
-// query rows a call has.
+// the lengths. Every score and every accumulated value is computed in one
+// fixed order, so it never depends on how many keys or query rows a call
+// has.
 
-// HSUM16 sums the 16 lanes of Z0 into X0 (lane 0), clobbering X1.
-#define HSUM16 \
-	VEXTRACTF64X4 $1, Z0, Y1 \
-	VADDPS        Y1, Y0, Y0 \
-	VEXTRACTF128  $1, Y0, X1 \
-	VADDPS        X1, X0, X0 \
-	VPERMILPS     $0x4E, X0, X1 \
-	VADDPS        X1, X0, X0 \
-	VPERMILPS     $0xB1, X0, X1 \
-	VADDSS        X1, X0, X0
+// The transposed dot products take 128 keys per pass: per dimension i,
+// Z0–Z7 += q[i] × the keys' element i. Each key's sum takes the dimensions
+// in order, one fused multiply-add each.
 
-// func dotsF16AVX512(dst []float32, q []float32, k []byte)
-// dst[j] = q·k_j, k rows of len(q) fp16 values.
-TEXT ·dotsF16AVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+24(FP), R8
-	MOVQ q_len+32(FP), R9   // hd
-	MOVQ k_base+48(FP), SI
-	SHRQ $6, R9             // groups of 64 elements
-
-f16key:
-	TESTQ  CX, CX
-	JZ     f16done
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	MOVQ   R8, DX
-	MOVQ   R9, BX
-
-f16grp:
-	VCVTPH2PS   (SI), Z4
-	VCVTPH2PS   32(SI), Z5
-	VCVTPH2PS   64(SI), Z6
-	VCVTPH2PS   96(SI), Z7
-	VFMADD231PS (DX), Z4, Z0
-	VFMADD231PS 64(DX), Z5, Z1
-	VFMADD231PS 128(DX), Z6, Z2
-	VFMADD231PS 192(DX), Z7, Z3
-	ADDQ        $128, SI
-	ADDQ        $256, DX
-	DECQ        BX
-	JNZ         f16grp
-	VADDPS      Z1, Z0, Z0
-	VADDPS      Z3, Z2, Z2
-	VADDPS      Z2, Z0, Z0
-	HSUM16
-	VMOVSS      X0, (DI)
-	ADDQ        $4, DI
-	DECQ        CX
-	JMP         f16key
-
-f16done:
-	VZEROUPPER
-	RET
-
-// func dotsF32AVX512(dst []float32, q []float32, k []byte)
-// dst[j] = q·k_j, k rows of len(q) float32 values.
-TEXT ·dotsF32AVX512(SB), NOSPLIT, $0-72
+// func dotsTF32AVX512(dst []float32, q []float32, kt []byte)
+// kt holds len(q) rows of 256 (a page) float32 keys' elements; dst gets
+// the scores of its first len(dst) keys, len(dst) a multiple of 128.
+TEXT ·dotsTF32AVX512(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ q_base+24(FP), R8
 	MOVQ q_len+32(FP), R9
-	MOVQ k_base+48(FP), SI
-	SHRQ $6, R9
+	MOVQ kt_base+48(FP), R10
+	SHRQ $7, CX             // groups of 128 keys
 
-f32key:
-	TESTQ  CX, CX
-	JZ     f32done
+tf32grp:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   R10, SI
 	MOVQ   R8, DX
 	MOVQ   R9, BX
 
-f32grp:
-	VMOVUPS     (SI), Z4
-	VMOVUPS     64(SI), Z5
-	VMOVUPS     128(SI), Z6
-	VMOVUPS     192(SI), Z7
-	VFMADD231PS (DX), Z4, Z0
-	VFMADD231PS 64(DX), Z5, Z1
-	VFMADD231PS 128(DX), Z6, Z2
-	VFMADD231PS 192(DX), Z7, Z3
-	ADDQ        $256, SI
-	ADDQ        $256, DX
-	DECQ        BX
-	JNZ         f32grp
-	VADDPS      Z1, Z0, Z0
-	VADDPS      Z3, Z2, Z2
-	VADDPS      Z2, Z0, Z0
-	HSUM16
-	VMOVSS      X0, (DI)
-	ADDQ        $4, DI
-	DECQ        CX
-	JMP         f32key
+tf32dim:
+	VBROADCASTSS (DX), Z8
+	VFMADD231PS  (SI), Z8, Z0
+	VFMADD231PS  64(SI), Z8, Z1
+	VFMADD231PS  128(SI), Z8, Z2
+	VFMADD231PS  192(SI), Z8, Z3
+	VFMADD231PS  256(SI), Z8, Z4
+	VFMADD231PS  320(SI), Z8, Z5
+	VFMADD231PS  384(SI), Z8, Z6
+	VFMADD231PS  448(SI), Z8, Z7
+	ADDQ         $1024, SI  // the next dimension: 256 keys × 4 bytes
+	ADDQ         $4, DX
+	DECQ         BX
+	JNZ          tf32dim
+	VMOVUPS      Z0, (DI)
+	VMOVUPS      Z1, 64(DI)
+	VMOVUPS      Z2, 128(DI)
+	VMOVUPS      Z3, 192(DI)
+	VMOVUPS      Z4, 256(DI)
+	VMOVUPS      Z5, 320(DI)
+	VMOVUPS      Z6, 384(DI)
+	VMOVUPS      Z7, 448(DI)
+	ADDQ         $512, DI
+	ADDQ         $512, R10
+	DECQ         CX
+	JNZ          tf32grp
+	VZEROUPPER
+	RET
 
-f32done:
+// func dotsTF16AVX512(dst []float32, q []float32, kt []byte)
+// As dotsTF32AVX512 for fp16 keys (converted exactly on load).
+TEXT ·dotsTF16AVX512(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ q_base+24(FP), R8
+	MOVQ q_len+32(FP), R9
+	MOVQ kt_base+48(FP), R10
+	SHRQ $7, CX
+
+tf16grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ   R10, SI
+	MOVQ   R8, DX
+	MOVQ   R9, BX
+
+tf16dim:
+	VBROADCASTSS (DX), Z8
+	VCVTPH2PS    (SI), Z9
+	VCVTPH2PS    32(SI), Z10
+	VCVTPH2PS    64(SI), Z11
+	VCVTPH2PS    96(SI), Z12
+	VCVTPH2PS    128(SI), Z13
+	VCVTPH2PS    160(SI), Z14
+	VCVTPH2PS    192(SI), Z15
+	VCVTPH2PS    224(SI), Z16
+	VFMADD231PS  Z9, Z8, Z0
+	VFMADD231PS  Z10, Z8, Z1
+	VFMADD231PS  Z11, Z8, Z2
+	VFMADD231PS  Z12, Z8, Z3
+	VFMADD231PS  Z13, Z8, Z4
+	VFMADD231PS  Z14, Z8, Z5
+	VFMADD231PS  Z15, Z8, Z6
+	VFMADD231PS  Z16, Z8, Z7
+	ADDQ         $512, SI   // 256 keys × 2 bytes
+	ADDQ         $4, DX
+	DECQ         BX
+	JNZ          tf16dim
+	VMOVUPS      Z0, (DI)
+	VMOVUPS      Z1, 64(DI)
+	VMOVUPS      Z2, 128(DI)
+	VMOVUPS      Z3, 192(DI)
+	VMOVUPS      Z4, 256(DI)
+	VMOVUPS      Z5, 320(DI)
+	VMOVUPS      Z6, 384(DI)
+	VMOVUPS      Z7, 448(DI)
+	ADDQ         $512, DI
+	ADDQ         $256, R10
+	DECQ         CX
+	JNZ          tf16grp
 	VZEROUPPER
 	RET
 

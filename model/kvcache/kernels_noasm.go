@@ -13,8 +13,7 @@ func dotsQ8(dst []float32, q *Query, k []byte, blocks int) { dotsQ8Go(dst, q.Q8,
 func dotsQ4(dst []float32, q *Query, k []byte, blocks int) { dotsQ4Go(dst, q.Q8, k, blocks) }
 
 // The float kernels of the SIMD tier; fast never lets Block call them.
-func dotsF16(dst, q []float32, k []byte)                     { panic("kvcache: no SIMD kernels") }
-func dotsF32(dst, q []float32, k []byte)                     { panic("kvcache: no SIMD kernels") }
+func dotsT(f *quant.Format, dst, q []float32, kt []byte)     { panic("kvcache: no SIMD kernels") }
 func accumulate(f *quant.Format, acc, p []float32, v []byte) { panic("kvcache: no SIMD kernels") }
 
 func setSIMD(bool) {}

@@ -52,7 +52,7 @@ func TestKernels(t *testing.T) {
 						}
 						c.Store(0, p, x, x)
 					}
-					kr, vr := c.Run(0, 0, 0, n)
+
 					for i := range x {
 						x[i] = float32(rng.NormFloat64())
 					}
@@ -64,9 +64,11 @@ func TestKernels(t *testing.T) {
 						quant.Q8_0.Decode(qf, q.Q8)
 					}
 					rows := make([]float32, n*hd)
-					Decode(f, rows, kr)
+					for j := range n {
+						c.KeyRow(0, 0, j, rows[j*hd:(j+1)*hd])
+					}
 					var b Block
-					b.Open(&cfg, kr, vr, n, 1+n%9) // n%9 ≥ 7: converted once
+					c.Open(&b, 0, 0, 0, n, 1+n%9) // n%9 ≥ 7: converted once
 					got := make([]float32, n)
 					b.Scores(got, &q)
 					p := make([]float32, n)

@@ -321,28 +321,71 @@ func (c *Cache) Advance(n int) {
 	c.n = n
 }
 
-// rows returns the K and V bytes of position pos of head h of layer l.
-func (c *Cache) rows(l, h, pos int) (k, v []byte) {
+// Transposed reports whether K is stored dimension by dimension (the float
+// types): element i of position j of a page's head at (i·PageSize + j).
+// Attention then takes the scores of 16 keys per vector instruction, each
+// key's dot product accumulated in one fixed order whatever the number of
+// keys and query rows. Block-quantized keys keep their rows (their blocks
+// run along the head dimension).
+func (c *Config) Transposed() bool { return !Quantized(c.K) }
+
+// head returns the K and V regions of head h in the page of layer l
+// holding position pos.
+func (c *Cache) head(l, h, pos int) (k, v []byte) {
 	p := c.pages[l][pos/PageSize].buf
-	j := pos % PageSize
-	nh := c.cfg.KVHeads
-	ko := (h*PageSize + j) * c.kRow
-	vo := nh*PageSize*c.kRow + (h*PageSize+j)*c.vRow
-	return p[ko : ko+c.kRow], p[vo : vo+c.vRow]
+	kb := h * PageSize * c.kRow
+	vb := c.cfg.KVHeads*PageSize*c.kRow + h*PageSize*c.vRow
+	return p[kb : kb+PageSize*c.kRow], p[vb : vb+PageSize*c.vRow]
 }
 
-// Run returns the K and V rows of head h of layer l for positions [p0, p1),
-// which must lie within one page: p1-p0 rows each, contiguous.
-func (c *Cache) Run(l, h, p0, p1 int) (k, v []byte) {
-	if p0/PageSize != (p1-1)/PageSize || p0 >= p1 {
-		panic(fmt.Sprintf("kvcache: Run [%d, %d) crosses a page", p0, p1))
+// putRows writes the encoded K and V rows of position pos of head h.
+func (c *Cache) putRows(l, h, pos int, k, v []byte) {
+	kh, vh := c.head(l, h, pos)
+	j := pos % PageSize
+	copy(vh[j*c.vRow:(j+1)*c.vRow], v)
+	if !c.cfg.Transposed() {
+		copy(kh[j*c.kRow:(j+1)*c.kRow], k)
+		return
 	}
-	p := c.pages[l][p0/PageSize].buf
-	j0, j1 := p0%PageSize, (p1-1)%PageSize+1
-	nh := c.cfg.KVHeads
-	kb := h * PageSize * c.kRow
-	vb := nh*PageSize*c.kRow + h*PageSize*c.vRow
-	return p[kb+j0*c.kRow : kb+j1*c.kRow], p[vb+j0*c.vRow : vb+j1*c.vRow]
+	eb := c.cfg.K.BlockBytes
+	for i := range c.cfg.HeadDim {
+		copy(kh[(i*PageSize+j)*eb:(i*PageSize+j+1)*eb], k[i*eb:(i+1)*eb])
+	}
+}
+
+// KeyRow decodes the key of position pos of head h of layer l into dst
+// (HeadDim values).
+func (c *Cache) KeyRow(l, h, pos int, dst []float32) {
+	kh, _ := c.head(l, h, pos)
+	j := pos % PageSize
+	if !c.cfg.Transposed() {
+		Decode(c.cfg.K, dst, kh[j*c.kRow:(j+1)*c.kRow])
+		return
+	}
+	eb := c.cfg.K.BlockBytes
+	var one [1]float32
+	for i := range dst[:c.cfg.HeadDim] {
+		Decode(c.cfg.K, one[:], kh[(i*PageSize+j)*eb:(i*PageSize+j+1)*eb])
+		dst[i] = one[0]
+	}
+}
+
+// ValueRow decodes the value of position pos of head h of layer l into dst.
+func (c *Cache) ValueRow(l, h, pos int, dst []float32) {
+	_, vh := c.head(l, h, pos)
+	j := pos % PageSize
+	Decode(c.cfg.V, dst, vh[j*c.vRow:(j+1)*c.vRow])
+}
+
+// Open prepares b for the positions [p0, p1) of head h of layer l, which
+// must lie within one page and start at its first position; rows is the
+// number of query rows the block will serve (see Block.Open).
+func (c *Cache) Open(b *Block, l, h, p0, p1, rows int) {
+	if p0%PageSize != 0 || p1 <= p0 || p1-p0 > PageSize {
+		panic(fmt.Sprintf("kvcache: Open [%d, %d) is not the start of one page", p0, p1))
+	}
+	kh, vh := c.head(l, h, p0)
+	b.open(c.cfg, kh, vh, p1-p0, rows)
 }
 
 // FillSynthetic grows the cache to n positions holding deterministic
@@ -374,10 +417,8 @@ func (c *Cache) FillSynthetic(n int, seed uint64) error {
 	for l := range cfg.Layers {
 		for pos := c.n; pos < n; pos++ {
 			for h := range cfg.KVHeads {
-				k, v := c.rows(l, h, pos)
 				i := (pos*7 + h*13 + l) % distinct
-				copy(k, kRows[i*c.kRow:])
-				copy(v, vRows[i*c.vRow:])
+				c.putRows(l, h, pos, kRows[i*c.kRow:(i+1)*c.kRow], vRows[i*c.vRow:(i+1)*c.vRow])
 			}
 		}
 	}

@@ -48,8 +48,7 @@ func check(t *testing.T, c *Cache, n int) {
 		for p := range n {
 			want := row(p+l, cfg.KVHeads*hd, false)
 			for h := range cfg.KVHeads {
-				k, _ := c.Run(l, h, p, p+1)
-				Decode(cfg.K, got, k)
+				c.KeyRow(l, h, p, got)
 				if !slices.Equal(got, want[h*hd:(h+1)*hd]) {
 					t.Fatalf("layer %d position %d head %d: key %v, want %v", l, p, h, got[:4], want[h*hd:h*hd+4])
 				}
@@ -172,9 +171,8 @@ func TestQuantizedRoundTrip(t *testing.T) {
 			}
 			k := slices.Clone(x)
 			c.Store(0, 0, k, slices.Clone(x))
-			kr, _ := c.Run(0, 0, 0, 1)
 			got := make([]float32, 128)
-			Decode(f, got, kr)
+			c.KeyRow(0, 0, 0, got)
 			want := slices.Clone(x)
 			if rot && Quantized(f) {
 				Rotate(want, 128)
