@@ -36,7 +36,7 @@ type Matrix struct {
 // in format f and returns the matrix. Every kernel assumes a matrix that
 // passed this check (or was built with the same invariants).
 func NewMatrix(f *quant.Format, rows, cols int, data []byte) (*Matrix, error) {
-	if f == nil || kernelsFor(f) == nil {
+	if f == nil || traitsFor(f, tierGeneric) == nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, f)
 	}
 	if rows < 0 || cols <= 0 || cols%f.BlockElems != 0 {

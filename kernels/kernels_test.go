@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"trit/half"
+	"trit/internal/cpu"
 	"trit/quant"
 )
 
@@ -63,7 +64,13 @@ func randActs(n, cols int, rng *rand.Rand) []float32 {
 }
 
 // tiers returns the tiers this machine can run.
-func tiers() []string { return tierNames[:hwTier+1] }
+func tiers() []string {
+	var names []string
+	for t := range hwTier + 1 {
+		names = append(names, cpu.Name(t))
+	}
+	return names
+}
 
 // exactRef returns, in float64, Σ_j W[r,j]·x̂[i,j] with x̂ the dequantized
 // int8 activations — the value every integer kernel approximates — and
@@ -75,7 +82,7 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 	buf := make([]float32, w.Cols)
 	decodeRow(w.Format, w.row(r), buf)
 	xh := make([]float64, w.Cols)
-	k := kernelsFor(w.Format)
+	k := traitsFor(w.Format, tierGeneric)
 	for j := range xh {
 		xh[j] = float64(a.x[i*a.cols+j])
 		if !k.float {
@@ -120,7 +127,7 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 // bound returns the factor of the TestTiers error bound for a row of cols.
 func bound(f *quant.Format, cols int) float64 {
 	switch {
-	case kernelsFor(f).float:
+	case traitsFor(f, tierGeneric).float:
 		return float64(cols/4 + 8)
 	}
 	return float64(cols/qk + 8)
@@ -193,7 +200,7 @@ func TestMatMulVsFloat(t *testing.T) {
 		for i := range n {
 			// The activation step is amax/127 over the quantization's block.
 			bs := qk
-			if kernelsFor(f).act == actQ8_K {
+			if traitsFor(f, tierGeneric).act == actQ8_K {
 				bs = qkK
 			}
 			var amax [cols / qk]float64
@@ -205,7 +212,7 @@ func TestMatMulVsFloat(t *testing.T) {
 				var bound, mag float64
 				for j, v := range buf {
 					mag += math.Abs(float64(v) * float64(x[i*cols+j]))
-					if !kernelsFor(f).float {
+					if !traitsFor(f, tierGeneric).float {
 						bound += math.Abs(float64(v)) * amax[j/bs] / 127 * 0.5 * 1.001
 					}
 				}
@@ -229,7 +236,7 @@ func TestLargeMatMul(t *testing.T) {
 	for _, f := range []*quant.Format{quant.Q2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0, quant.PTQ1_0, quant.TQ1_0, quant.F16} {
 		const cols = 11264 // a multiple of 256; a 256 KiB tile holds only a few rows
 		n := 7
-		w := randMatrix(t, f, rowTile*2+3, cols, rng)
+		w := randMatrix(t, f, 35, cols, rng)
 		x := randActs(n, cols, rng)
 		got := make([]float32, n*w.Rows)
 		p.MatMul(got, w, x, n)
@@ -515,23 +522,7 @@ func TestNewMatrix(t *testing.T) {
 	}
 }
 
-func TestEnvTier(t *testing.T) {
-	tests := []struct {
-		env  string
-		hw   int
-		want int
-	}{
-		{"", tierAVX512, tierAVX512},
-		{"generic", tierAVX512, tierGeneric},
-		{"avx2", tierAVX512, tierAVX2},
-		{"avx512", tierAVX2, tierAVX2},
-		{"bogus", tierAVX2, tierAVX2},
-	}
-	for _, tt := range tests {
-		if got := envTier(tt.env, tt.hw); got != tt.want {
-			t.Errorf("envTier(%q, %d) = %d, want %d", tt.env, tt.hw, got, tt.want)
-		}
-	}
+func TestUseTier(t *testing.T) {
 	if _, err := useTier("bogus"); err == nil {
 		t.Error("useTier(bogus) succeeded")
 	}
