@@ -157,7 +157,9 @@ func TestTiers(t *testing.T) {
 
 // testTiers is TestTiers for one format and row length.
 func testTiers(t *testing.T, p *Pool, f *quant.Format, cols int, rng *rand.Rand) {
-	for _, n := range []int{1, 4, 5} { // 4: one GEMM row group; 5: and a partial one
+	// 4 and 5: the few-row path; 20 and 21: the GEMM (where the tier has
+	// one), whole row groups of four and a partial one.
+	for _, n := range []int{1, 4, 5, 20, 21} {
 		w := randMatrix(t, f, 37, cols, rng)
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
@@ -225,30 +227,39 @@ func TestMatMulVsFloat(t *testing.T) {
 	}
 }
 
-// TestLargeMatMul runs the tiled n > 1 path across tile and K-chunk edges
-// and checks it against n separate matrix-vector products: equal within
-// the TestTiers bound (the GEMM's K chunks change only the float
-// association).
+// TestLargeMatMul runs the n > 1 paths across tile and K-chunk edges and
+// checks them against n separate matrix-vector products: equal within the
+// TestTiers bound (the GEMM's K chunks change only the float association;
+// TestBatchInvariance checks the bits where they must be equal).
 func TestLargeMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)
 	defer p.Close()
 	for _, f := range []*quant.Format{quant.Q2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0, quant.PTQ1_0, quant.TQ1_0, quant.F16} {
-		const cols = 11264 // a multiple of 256; a 256 KiB tile holds only a few rows
-		n := 7
+		const cols = 11264 // a multiple of 256; a tile holds only a few rows
 		w := randMatrix(t, f, 35, cols, rng)
-		x := randActs(n, cols, rng)
-		got := make([]float32, n*w.Rows)
-		p.MatMul(got, w, x, n)
-		one := make([]float32, w.Rows)
-		var a Acts
-		for i := range n {
-			p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
-			p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
-			for r := range w.Rows {
-				_, mag := exactRef(p, w, &a, 0, r)
-				if d := math.Abs(float64(one[r] - got[i*w.Rows+r])); d > 2*bound(f, cols)*0x1p-23*mag {
-					t.Fatalf("%s: [%d,%d] = %g, matvec %g", f, i, r, got[i*w.Rows+r], one[r])
+		for _, n := range []int{7, fewRows + 3} {
+			x := randActs(n, cols, rng)
+			got := make([]float32, n*w.Rows)
+			p.MatMul(got, w, x, n)
+			gemm := n > fewRows && traitsFor(f, tier).gemm != nil
+			one := make([]float32, w.Rows)
+			var a Acts
+			for i := range n {
+				p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
+				p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
+				for r := range w.Rows {
+					g := got[i*w.Rows+r]
+					if !gemm {
+						if math.Float32bits(g) != math.Float32bits(one[r]) {
+							t.Fatalf("%s n=%d: [%d,%d] = %g, matvec %g", f, n, i, r, g, one[r])
+						}
+						continue
+					}
+					_, mag := exactRef(p, w, &a, 0, r)
+					if d := math.Abs(float64(one[r] - g)); d > 2*bound(f, cols)*0x1p-23*mag {
+						t.Fatalf("%s n=%d: [%d,%d] = %g, matvec %g", f, n, i, r, g, one[r])
+					}
 				}
 			}
 		}

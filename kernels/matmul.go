@@ -33,6 +33,16 @@ func (p *Pool) traits(w *Matrix) *traits {
 // row kernels spend on each row.
 const fewRows = 16
 
+// SetBatchInvariant makes every product of p compute each activation row
+// exactly as a product of that row alone would, bit for bit, whatever the
+// number of rows: the few-row path serves every n. Without it, products of
+// more than 16 rows in the ternary and binary formats at the AVX-512 tier
+// run the GEMM, whose float association differs (each row's result is then
+// the same in every product of more than 16 rows, but not the same as the
+// row alone). Every other format and tier is batch-invariant either way.
+// It must not be called while a product runs.
+func (p *Pool) SetBatchInvariant(on bool) { p.invariant = on }
+
 // Tile sizes of the few-row path: a worker takes a tile of weight rows of
 // about tileBytes, which stays in L1 or L2 while up to actTileBytes of
 // activation rows pass over it, so the weights are read from memory once
@@ -50,7 +60,7 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 	}
 	w.check(dst, a.n)
 	n, rows := a.n, w.Rows
-	if tr.gemm != nil && n > fewRows {
+	if tr.gemm != nil && n > fewRows && !p.invariant {
 		p.matMulGEMM(dst, w, a, tr.gemm)
 		return
 	}
