@@ -51,6 +51,20 @@ type dotFn func(w []byte, a *Acts, i int) float32
 // range: a row's product never depends on which rows share the call.
 type rowsFn func(dst []float32, w *Matrix, a *Acts, i, lo, hi int)
 
+// rows4Fn computes the products of weight rows lo..hi-1 with activation
+// rows i..i+3 into dst[(i+j)·w.Rows+r] (dst the whole product), each with
+// the bits the format's rowsFn gives it.
+type rows4Fn func(dst []float32, w *Matrix, a *Acts, i, lo, hi int)
+
+// rows4Of is the rows4Fn that calls rows once per activation row.
+func rows4Of(rows rowsFn) rows4Fn {
+	return func(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+		for j := i; j < i+4; j++ {
+			rows(dst[j*w.Rows:(j+1)*w.Rows], w, a, j, lo, hi)
+		}
+	}
+}
+
 // traits is what the products know about one format at one tier, in the
 // spirit of ggml-cpu's type_traits_cpu: the activation layout its kernels
 // read, the one-row kernel, the kernel that loops over weight rows (which
@@ -64,8 +78,11 @@ type traits struct {
 	// Quantize); nil for float activations.
 	acts func(a *Acts, p *Pool)
 	dot  dotFn
-	rows rowsFn      // nil: dot per row
-	gemm *gemmFormat // the GEMM for n > fewRows; nil: rows per activation row
+	rows rowsFn // nil: dot per row
+	// rows4 serves four activation rows at once, each weight row read
+	// and unpacked once for all four; nil: rows per activation row.
+	rows4 rows4Fn
+	gemm  *gemmFormat // the GEMM for n > fewRows; nil: the few-row path
 }
 
 // formatTraits holds every format's traits by tier; a tier left unset
@@ -83,6 +100,9 @@ func define(f *quant.Format, t int, tr traits) {
 	tr.tier = t
 	if tr.rows == nil {
 		tr.rows = dotRows(tr.dot)
+	}
+	if tr.rows4 == nil {
+		tr.rows4 = rows4Of(tr.rows)
 	}
 	ts[t] = tr
 }

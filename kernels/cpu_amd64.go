@@ -23,14 +23,14 @@ func init() {
 	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0} {
 		define(f, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ2_0AVX2})
 		define(f, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ2, false),
-			dot: dotQ2_0Planes, rows: rowsQ2_0Planes, gemm: simdGEMM(gemmQ2, unpackQ2AVX512)})
+			dot: dotQ2_0Planes, rows: rowsQ2_0Planes, rows4: rows4Q2_0Planes, gemm: simdGEMM(gemmQ2, unpackQ2AVX512)})
 	}
 	define(quant.Q2_0g64, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ2_0g64AVX2})
 	define(quant.Q2_0g64, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ2, true),
 		dot: dotQ2_0g64Planes, rows: rowsQ2_0g64Planes, gemm: simdGEMM(gemmQ2g64, unpackQ2g64AVX512)})
 	define(quant.TQ2_0, tierAVX2, traits{act: actQ8_K, acts: simdK, dot: dotTQ2_0AVX2})
 	define(quant.TQ2_0, tierAVX512, traits{act: actQ8_K, acts: planesLayout(planeTQ2, false),
-		dot: dotTQ2_0Planes, rows: rowsTQ2_0Planes, gemm: simdGEMM(gemmTQ2, unpackTQ2AVX512)})
+		dot: dotTQ2_0Planes, rows: rowsTQ2_0Planes, rows4: rows4TQ2_0Planes, gemm: simdGEMM(gemmTQ2, unpackTQ2AVX512)})
 	define(quant.Q1_0, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ1_0AVX2})
 	define(quant.Q1_0, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ1, true),
 		dot: dotQ1_0Planes, rows: rowsQ1_0Planes, gemm: simdGEMM(gemmQ1, unpackQ1AVX512)})
@@ -189,6 +189,42 @@ func rowsQ2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
 	q, sz, ds := planeRow(a, planeQ2, i)
 	q2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/34, q, sz, ds, &dst[lo])
+}
+
+// The four-row plane kernels (rows4_amd64.s) take activation rows i..i+3
+// of the plane layout at once, astride bytes apart, and store the products
+// of nr weight rows, row j's dstride bytes after row 0's.
+
+//go:noescape
+func tq2mAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int)
+
+//go:noescape
+func q2mAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int)
+
+// planeRows4 runs the four-row plane kernel kern of layout l.
+func planeRows4(kern func(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int),
+	l planeLayout, bb int, dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	if hi <= lo {
+		return
+	}
+	rb := w.rowBytes()
+	q, sz, ds := planeRow(a, l, i)
+	_ = dst[(i+3)*w.Rows+hi-1]
+	kern(&w.Data[lo*rb], rb, hi-lo, rb/bb, q, sz, ds, a.planes[l].stride, &dst[i*w.Rows+lo], 4*w.Rows)
+}
+
+func rows4TQ2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	planeRows4(tq2mAVX512, planeTQ2, 66, dst, w, a, i, lo, hi)
+}
+
+// rows4Q2_0Planes: the four-row kernel takes whole chunks of two blocks;
+// a row of an odd number of blocks takes the one-row kernel per row.
+func rows4Q2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	if w.Cols/128%2 != 0 {
+		rows4Of(rowsQ2_0Planes)(dst, w, a, i, lo, hi)
+		return
+	}
+	planeRows4(q2mAVX512, planeQ2, 34, dst, w, a, i, lo, hi)
 }
 
 func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {

@@ -135,7 +135,8 @@ func TestQuantizeQ8_KSIMD(t *testing.T) {
 	}
 }
 
-// TestRowsKernels checks every tier's rowsFn (the assembly ones take rows in
+// TestRowsKernels checks every tier's rowsFn and rows4Fn (the assembly
+// ones take weight rows in
 // pairs, i with i+nr/2, and an odd last row) against one single-row call
 // per row, bit for bit, for every row count up to 9, every block count up
 // to 11 (every way the loops split a row) and longer rows with and without
@@ -173,26 +174,35 @@ func testRowsKernel(t *testing.T, p *Pool, f *quant.Format, rng *rand.Rand) {
 	}
 	for _, cols := range lengths {
 		w := randMatrix(t, f, 9, cols, rng)
-		const n = 2 // the second activation row: the kernels take row i's layout
+		// Six activation rows: the kernels take row i's layout (rows
+		// 1 and 1..4 here), and rows4 must leave rows 0 and 5 alone.
+		const n = 6
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
 		if tr.acts != nil {
 			tr.acts(&a, p)
 		}
-		dst := make([]float32, w.Rows)
+		dst := make([]float32, n*w.Rows)
 		for nr := 1; nr <= w.Rows; nr++ {
 			for lo := 0; lo+nr <= w.Rows; lo += nr {
-				for r := range dst {
-					dst[r] = untouched
-				}
-				rk(dst, w, &a, n-1, lo, lo+nr)
-				for r := range w.Rows {
-					want := float32(untouched)
-					if r >= lo && r < lo+nr {
-						want = dot(w.row(r), &a, n-1)
+				for four := range 2 {
+					for r := range dst {
+						dst[r] = untouched
 					}
-					if math.Float32bits(dst[r]) != math.Float32bits(want) {
-						t.Fatalf("%s tier %s cols %d rows [%d,%d) row %d: got %g, want %g", f, Tier(), cols, lo, lo+nr, r, dst[r], want)
+					if four == 1 {
+						tr.rows4(dst, w, &a, 1, lo, lo+nr)
+					} else {
+						rk(dst[w.Rows:2*w.Rows], w, &a, 1, lo, lo+nr)
+					}
+					for k := range dst {
+						i, r := k/w.Rows, k%w.Rows
+						want := float32(untouched)
+						if r >= lo && r < lo+nr && (i == 1 || four == 1 && i >= 1 && i <= 4) {
+							want = dot(w.row(r), &a, i)
+						}
+						if math.Float32bits(dst[k]) != math.Float32bits(want) {
+							t.Fatalf("%s tier %s cols %d rows [%d,%d) rows4 %v: act row %d row %d: got %g, want %g", f, Tier(), cols, lo, lo+nr, four == 1, i, r, dst[k], want)
+						}
 					}
 				}
 			}

@@ -81,7 +81,11 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 			i1 := min(n, i0+actTile)
 			for t := lo; t < hi; t++ {
 				r0, r1 := t*tile, min(rows, (t+1)*tile)
-				for i := i0; i < i1; i++ {
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					tr.rows4(dst, w, a, i, r0, r1)
+				}
+				for ; i < i1; i++ {
 					tr.rows(dst[i*rows:(i+1)*rows], w, a, i, r0, r1)
 				}
 			}
