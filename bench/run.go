@@ -122,16 +122,8 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if (t.Prompt > 0) == (t.Gen > 0) || t.Prompt < 0 || t.Gen < 0 || t.Depth < 0 {
 		return nil, fmt.Errorf("%w: %+v: need exactly one of prompt and gen tokens", ErrTest, t)
 	}
-	if c.Reps <= 0 {
-		c.Reps = 5
-	}
-	if c.Batch <= 0 {
-		c.Batch = 512
-	}
 	need := t.Depth + t.tokens()
-	if c.Ctx == 0 {
-		c.Ctx = need
-	}
+	c = c.defaults(need)
 	if c.Ctx < need {
 		return nil, fmt.Errorf("%w: %s needs a context of %d, have %d", ErrTest, t.Name(), need, c.Ctx)
 	}
@@ -205,7 +197,10 @@ var ErrMemory = errors.New("bench: state does not fit in memory")
 // system has available: touching it would swap or wake the OOM killer on
 // a shared machine. The state's size is extrapolated from a one-position
 // state: the KV cache grows with the context, the recurrent state does not.
-func checkMemory(m model.Model, ctx int) error {
+func checkMemory(m model.Model, ctx int) error { return checkMemoryN(m, ctx, 1) }
+
+// checkMemoryN is checkMemory for n states of ctx positions.
+func checkMemoryN(m model.Model, ctx, n int) error {
 	avail, err := MemAvailable()
 	if err != nil {
 		return nil // not Linux: nothing to check against
@@ -221,9 +216,10 @@ func checkMemory(m model.Model, ctx int) error {
 		}
 		need += v
 	}
+	need *= int64(n)
 	if need > avail {
-		return fmt.Errorf("%w: a context of %d needs %.2f GiB of state, %.2f GiB available",
-			ErrMemory, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
+		return fmt.Errorf("%w: %d states of a context of %d need %.2f GiB, %.2f GiB available",
+			ErrMemory, n, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:  "bench",
-		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
+		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench (-m MODEL | --shape SHAPE --type TYPE) --batch 1,2,4,8,16 [--verify 2,4,8] [-n 32] [-d 0,4096]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
 		short: "measure prompt and generation speed and memory, like llama-bench",
 		run:   runBench,
 	})
@@ -45,6 +45,14 @@ head included, is in --type (as in the Bonsai v1 Q2_0 files and the
 override the embedding and head (llama-quantize's default mix for
 TQ2_0/TQ1_0 is --embd-type Q4_K --head-type Q6_K). Norms and other small
 vectors are F32.
+
+--batch and --verify measure batched decoding instead of pp and tg, like
+llama-batched-bench: --batch B runs B independent sequences, each its own
+state holding -d tokens, that generate -n tokens together (each forward
+pass one step of one token per sequence): aggregate and per-sequence t/s,
+and the aggregate relative to B=1. --verify k times one forward step of k
+tokens of one sequence at depth -d (the logits of all k, as speculative
+decoding verifies a draft) against a step of one token.
 
 --write-shape keeps such a file at OUT.gguf, so that other runtimes can be
 measured on the same bytes.
@@ -84,6 +92,7 @@ type benchOpts struct {
 	model, shapes, types, embdType, headType string
 	writeShape, dir, output                  string
 	prompts, gens, threads, depths, ctxs     intsFlag
+	batches, verifies                        intsFlag
 	cacheTypes                               string
 	reps, batch, maxFill                     int
 	seed                                     uint64
@@ -122,6 +131,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&o.depths, "d", "cache `depths` filled before each test (default 0; with --ctx: to the end)")
 	fs.Var(&o.depths, "n-depth", "same as -d")
 	fs.Var(&o.ctxs, "ctx", "context `sizes`: allocate and fill the cache, report memory")
+	fs.Var(&o.batches, "batch", "batched decoding: `sequence counts` B (instead of pp and tg)")
+	fs.Var(&o.verifies, "verify", "verify cost: step `sizes` k against one token (instead of pp and tg)")
 	fs.IntVar(&o.maxFill, "max-fill", 8192, "most tokens a --ctx test fills by prefill")
 	fs.StringVar(&o.cacheTypes, "cache-type", "f16", "attention cache `types` (f16, f32)")
 	fs.StringVar(&o.cacheTypes, "ctk", "f16", "same as --cache-type")
@@ -172,6 +183,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return bad("thread counts must be positive")
 		}
 	}
+	batched := o.batches.set || o.verifies.set
+	if batched {
+		if len(o.ctxs.v) > 0 || o.prompts.set || strings.Contains(o.cacheTypes, ",") {
+			return bad("--batch and --verify take -n, -d and one --cache-type, not -p or --ctx")
+		}
+		for _, n := range append(slices.Clone(o.batches.v), o.verifies.v...) {
+			if n <= 0 {
+				return bad("--batch and --verify counts must be positive")
+			}
+		}
+	}
 	plan := bench.Plan{Prompts: o.prompts.v, Gens: o.gens.v, Ctxs: o.ctxs.v, MaxFill: o.maxFill}
 	if o.depths.set {
 		plan.Depths = o.depths.v
@@ -180,7 +202,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && !batched {
 		return bad("nothing to measure: -p and -n are all 0")
 	}
 	kvTypes := strings.Split(o.cacheTypes, ",")
@@ -205,6 +227,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if batched {
+		out := &batchOutput{format: o.output, w: stdout, table: bench.NewBatchTable(stdout)}
+		for _, src := range sources {
+			if err := o.runBatched(src, out, stderr); err != nil {
+				return err
+			}
+		}
+		return out.finish()
 	}
 	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
 	for _, src := range sources {
@@ -354,20 +385,122 @@ func (o *benchOpts) build(src source, stderr io.Writer) (string, error) {
 	return path, nil
 }
 
-func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, out *benchOutput, stderr io.Writer) error {
-	path, name := src.path, filepath.Base(src.path)
+// open returns the file of src (building a synthetic one) and its name in
+// reports; done removes a synthetic file.
+func (o *benchOpts) open(src source, stderr io.Writer) (path, name string, done func(), err error) {
+	path, name = src.path, filepath.Base(src.path)
+	done = func() {}
 	if src.shape != nil {
 		if !slices.Contains(model.Architectures(), src.shape.Arch) {
-			return fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
+			return "", "", nil, fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
 				src.shape.Name, src.shape.Arch, strings.Join(model.Architectures(), ", "))
 		}
-		var err error
 		if path, err = o.build(src, stderr); err != nil {
-			return err
+			return "", "", nil, err
 		}
-		defer removeTemp(path)
+		p := path
+		done = func() { removeTemp(p) }
 		name = src.shape.Name
 	}
+	return path, name, done, nil
+}
+
+// runBatched runs the --batch and --verify tests of src at every thread
+// count, depth and (for --batch) generation length.
+func (o *benchOpts) runBatched(src source, out *batchOutput, stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	depths := o.depths.v
+	if len(depths) == 0 {
+		depths = []int{0}
+	}
+	cfg := bench.Config{Reps: o.reps, Batch: o.batch, Seed: o.seed, NoWarmup: o.noWarmup}
+	for _, threads := range o.threads.v {
+		m, err := model.Load(path, model.Options{Threads: threads, KVType: o.cacheTypes})
+		if err != nil {
+			return err
+		}
+		desc := bench.Describe(name, m.Info())
+		if src.shape != nil {
+			desc.Type = src.types.String()
+		}
+		err = func() error {
+			for _, d := range depths {
+				for _, gen := range o.gens.v {
+					for _, b := range o.batches.v {
+						if gen <= 0 {
+							continue
+						}
+						t := bench.BatchTest{B: b, Gen: gen, Depth: d}
+						fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+						r, err := bench.RunBatch(m, t, cfg)
+						if err != nil {
+							return err
+						}
+						if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Batch: r, Time: time.Now()}); err != nil {
+							return err
+						}
+					}
+				}
+				for _, k := range o.verifies.v {
+					t := bench.VerifyTest{K: k, Depth: d}
+					fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+					r, err := bench.RunVerify(m, t, cfg)
+					if err != nil {
+						return err
+					}
+					if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Verify: r, Time: time.Now()}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}()
+		if cerr := m.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchOutput streams batched rows in the chosen format.
+type batchOutput struct {
+	format string
+	w      io.Writer
+	table  *bench.BatchTable
+	rows   []bench.BatchRow
+}
+
+func (b *batchOutput) add(r bench.BatchRow) error {
+	switch b.format {
+	case "jsonl":
+		return bench.WriteBatchJSONL(b.w, r)
+	case "json":
+		b.rows = append(b.rows, r)
+		return nil
+	}
+	return b.table.Add(r)
+}
+
+func (b *batchOutput) finish() error {
+	if b.format == "json" {
+		return bench.WriteBatchJSON(b.w, b.rows)
+	}
+	return b.table.Flush()
+}
+
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, out *benchOutput, stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	for _, threads := range o.threads.v {
 		for _, kv := range kvTypes {
 			m, err := model.Load(path, model.Options{Threads: threads, KVType: kv})
