@@ -303,6 +303,7 @@ func (f *fake) Close() error      { return nil }
 func (f *fake) NewState(ctx int) (model.State, error) {
 	return &fakeState{cap: ctx}, nil
 }
+
 // Forward records a pass as its steps joined by "+", each "n@pos" with L
 // for the last token's logits or A for every token's.
 func (f *fake) Forward(steps []model.Step) error {
