@@ -130,16 +130,34 @@ func dotAVX512Tail(a, b []float32) float32 {
 	return s
 }
 
+// The Axpy wrappers run the tail through the assembly too, padded to a
+// vector: its fused multiply-adds round once where Go's rounds twice, and
+// an element must get the same bits wherever it lies in the slice (so a
+// batch computes each row as it would alone).
+
 func axpyAVX2Tail(dst []float32, alpha float32, x []float32) {
 	n := len(dst) &^ 7
 	axpyAVX2(dst[:n], alpha, x[:n])
-	axpyGeneric(dst[n:], alpha, x[n:])
+	axpyPadded(axpyAVX2, dst[n:], alpha, x[n:])
 }
 
 func axpyAVX512Tail(dst []float32, alpha float32, x []float32) {
 	n := len(dst) &^ 7
 	axpyAVX512(dst[:n], alpha, x[:n])
-	axpyGeneric(dst[n:], alpha, x[n:])
+	axpyPadded(axpyAVX2, dst[n:], alpha, x[n:])
+}
+
+// axpyPadded runs kernel k on the up to 7 elements of dst and x in a
+// vector of 8.
+func axpyPadded(k func(dst []float32, alpha float32, x []float32), dst []float32, alpha float32, x []float32) {
+	if len(dst) == 0 {
+		return
+	}
+	var d, v [8]float32
+	copy(d[:], dst)
+	copy(v[:], x)
+	k(d[:], alpha, v[:])
+	copy(dst, d[:len(dst)])
 }
 
 func scaleAVX2Tail(x []float32, s float32) {
