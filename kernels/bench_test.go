@@ -140,31 +140,39 @@ func benchMatVec(b *testing.B, f *quant.Format, sh benchShape) {
 }
 
 // BenchmarkMatMul reports GOP/s (2·rows·cols·N per product) for prefill
-// batches of N = 64 and 512 rows. The generic tier runs only N = 64: at
-// N = 512 one product takes tens of seconds there.
+// batches of N = 64 and 512 rows, and, where a tier has a GEMM, by the
+// few-row path that a batch-invariant pool takes instead (N512-invariant).
+// The generic tier runs only N = 64: at N = 512 one product takes tens of
+// seconds there.
 func BenchmarkMatMul(b *testing.B) {
 	for _, sh := range matmulShapes {
 		for _, f := range benchFormats {
 			var w *Matrix
 			for _, n := range []int{64, 512} {
-				b.Run(fmt.Sprintf("%s/%s/N%d", f.Name, sh.name, n), func(b *testing.B) {
-					benchTiers(b, func(b *testing.B, p *Pool) {
-						if n > 64 && tier == tierGeneric {
-							b.Skip("generic tier: N = 64 only")
-						}
-						if w == nil {
-							w = benchMatrix(f, sh.rows, sh.cols)
-						}
-						x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
-						dst := make([]float32, n*sh.rows)
-						b.ResetTimer()
-						for b.Loop() {
-							p.MatMul(dst, w, x, n)
-						}
-						ops := 2 * float64(sh.rows) * float64(sh.cols) * float64(n) * float64(b.N)
-						b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+				for _, path := range []string{"", "-invariant"} {
+					b.Run(fmt.Sprintf("%s/%s/N%d%s", f.Name, sh.name, n, path), func(b *testing.B) {
+						benchTiers(b, func(b *testing.B, p *Pool) {
+							if n > 64 && tier == tierGeneric {
+								b.Skip("generic tier: N = 64 only")
+							}
+							if path != "" && traitsFor(f, tier).gemm == nil {
+								b.Skip("no GEMM at this tier: always batch-invariant")
+							}
+							p.SetBatchInvariant(path != "")
+							if w == nil {
+								w = benchMatrix(f, sh.rows, sh.cols)
+							}
+							x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
+							dst := make([]float32, n*sh.rows)
+							b.ResetTimer()
+							for b.Loop() {
+								p.MatMul(dst, w, x, n)
+							}
+							ops := 2 * float64(sh.rows) * float64(sh.cols) * float64(n) * float64(b.N)
+							b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+						})
 					})
-				})
+				}
 			}
 			w = nil
 		}
