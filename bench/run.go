@@ -195,8 +195,9 @@ var ErrMemory = errors.New("bench: state does not fit in memory")
 
 // checkMemory refuses a context whose state would exceed the memory the
 // system has available: touching it would swap or wake the OOM killer on
-// a shared machine. The state's size is extrapolated from a one-position
-// state: the KV cache grows with the context, the recurrent state does not.
+// a shared machine. The state's size is extrapolated from an empty
+// state and the model's cache bytes per position: the KV cache grows with
+// the context, the recurrent state does not.
 func checkMemory(m model.Model, ctx int) error { return checkMemoryN(m, ctx, 1) }
 
 // checkMemoryN is checkMemory for n states of ctx positions.
@@ -209,12 +210,11 @@ func checkMemoryN(m model.Model, ctx, n int) error {
 	if err != nil {
 		return err
 	}
-	var need int64
+	need := m.Info().KVTokenBytes * int64(ctx)
 	for k, v := range probe.Bytes() {
-		if k == "kv" {
-			v *= int64(ctx)
+		if k != "kv" {
+			need += v
 		}
-		need += v
 	}
 	need *= int64(n)
 	if need > avail {

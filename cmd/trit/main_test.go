@@ -210,7 +210,7 @@ func TestBenchBatch(t *testing.T) {
 		{"--batch", "0"},
 		{"--batch", "2", "-p", "16"},
 		{"--verify", "2", "--ctx", "64"},
-		{"--batch", "2", "--cache-type", "f16,f32"},
+		{"--batch", "2", "-ctk", "f16,f32"},
 	} {
 		args = append([]string{"bench", "--shape", "tiny", "--type", "TQ2_0"}, args...)
 		if code, _, _ := trit(t, args...); code != 2 {
