@@ -566,6 +566,7 @@ func TestPoolFor(t *testing.T) {
 // tier agrees with the exact value within the TestTiers bound.
 func FuzzTiers(f *testing.F) {
 	f.Add(make([]byte, 66), int64(1))
+	f.Add(make([]byte, 66), int64(-2))
 	f.Fuzz(func(t *testing.T, data []byte, seed int64) {
 		p := NewPool(1)
 		defer p.Close()
@@ -587,9 +588,12 @@ func FuzzTiers(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// One to four activation rows: the matrix-vector kernels and,
-			// for n > 1, the GEMM.
+			// One to four activation rows (the matrix-vector and few-row
+			// kernels) or fewRows+1 to +4 (the GEMM, where a tier has one).
 			n := 1 + int(uint64(seed)%4)
+			if seed < 0 {
+				n += fewRows
+			}
 			var a Acts
 			p.Quantize(&a, randActs(n, w.Cols, rng), n, w.Cols)
 			for _, name := range tiers() {
