@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -182,9 +183,11 @@ func BenchmarkMatMul(b *testing.B) {
 // BenchmarkFewRows reports the time per activation row (µs/row) of
 // products of N = 1 to 16 rows at decode shapes, weights streamed from
 // memory, by the few-row path (MatMul) and, where the tier has one, by the
-// GEMM (path=gemm): which wins per format decides fewRows.
+// GEMM (path=gemm): which wins per format decides fewRows. The shape
+// L2-2048x512 (270 KiB of TQ2_0) is one matrix that stays in L2: the
+// compute cost per row, without the memory.
 func BenchmarkFewRows(b *testing.B) {
-	shapes := []benchShape{{"1.7B-2048x6144", 2048, 6144}, {"8B-4096x12288", 4096, 12288}}
+	shapes := []benchShape{{"1.7B-2048x6144", 2048, 6144}, {"8B-4096x12288", 4096, 12288}, {"L2-2048x512", 2048, 512}}
 	for _, sh := range shapes {
 		for _, f := range append(benchFormats, headFormats...) {
 			var ws []*Matrix
@@ -197,7 +200,11 @@ func BenchmarkFewRows(b *testing.B) {
 								b.Skip("no GEMM at this tier")
 							}
 							if ws == nil {
-								ws = streamed(f, sh)
+								if strings.HasPrefix(sh.name, "L2") {
+									ws = []*Matrix{benchMatrix(f, sh.rows, sh.cols)}
+								} else {
+									ws = streamed(f, sh)
+								}
 							}
 							x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
 							dst := make([]float32, n*sh.rows)
