@@ -75,10 +75,7 @@ func RunBatch(m model.Model, t BatchTest, c Config) (*BatchResult, error) {
 	toks := make([][]int, t.B)
 	steps := make([]model.Step, t.B)
 	for b := range steps {
-		toks[b] = make([]int, t.Gen)
-		for i := range toks[b] {
-			toks[b][i] = rng.IntN(vocab)
-		}
+		toks[b] = randTokens(rng, t.Gen, vocab)
 		steps[b].Logits = make([]float32, vocab)
 	}
 	once := func(gen int) (time.Duration, error) {
@@ -166,11 +163,7 @@ func RunVerify(m model.Model, t VerifyTest, c Config) (*VerifyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x5bec))
-	toks := make([]int, t.K)
-	for i := range toks {
-		toks[i] = rng.IntN(vocab)
-	}
+	toks := randTokens(rand.New(rand.NewPCG(c.Seed, 0x5bec)), t.K, vocab)
 	logits := make([]float32, t.K*vocab)
 	step := func(k int) (time.Duration, error) {
 		if err := seqs.restore(); err != nil {
@@ -235,11 +228,7 @@ func newSeqs(m model.Model, n, depth int, c Config) (*seqs, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0xdee9))
-	fill := make([]int, depth)
-	for i := range fill {
-		fill[i] = rng.IntN(m.Info().Vocab)
-	}
+	fill := randTokens(rand.New(rand.NewPCG(c.Seed, 0xdee9)), depth, m.Info().Vocab)
 	if err := prefill(m, st, fill, c.Batch, nil); err != nil {
 		return nil, err
 	}

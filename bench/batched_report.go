@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -71,27 +70,11 @@ func (r BatchRow) Record() BatchRecord {
 
 // WriteBatchJSON writes rows as one indented JSON array.
 func WriteBatchJSON(w io.Writer, rows []BatchRow) error {
-	recs := make([]BatchRecord, len(rows))
-	for i, r := range rows {
-		recs[i] = r.Record()
-	}
-	b, err := json.MarshalIndent(recs, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
+	return writeJSON(w, rows, BatchRow.Record)
 }
 
 // WriteBatchJSONL writes one row as a line of JSON.
-func WriteBatchJSONL(w io.Writer, r BatchRow) error {
-	b, err := json.Marshal(r.Record())
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
+func WriteBatchJSONL(w io.Writer, r BatchRow) error { return writeJSONL(w, r.Record()) }
 
 // BatchTable writes batched and verify rows as two markdown tables: the
 // batched rows as they are added, the verify rows at Flush. A batched

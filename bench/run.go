@@ -135,11 +135,7 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x7e57))
-	toks := make([]int, need)
-	for i := range toks {
-		toks[i] = rng.IntN(info.Vocab)
-	}
+	toks := randTokens(rand.New(rand.NewPCG(c.Seed, 0x7e57)), need, info.Vocab)
 	depth, timed := toks[:t.Depth], toks[t.Depth:]
 	logits := make([]float32, info.Vocab)
 	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch}
@@ -222,6 +218,15 @@ func checkMemoryN(m model.Model, ctx, n int) error {
 			ErrMemory, n, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
 	}
 	return nil
+}
+
+// randTokens returns n tokens below vocab drawn from rng.
+func randTokens(rng *rand.Rand, n, vocab int) []int {
+	toks := make([]int, n)
+	for i := range toks {
+		toks[i] = rng.IntN(vocab)
+	}
+	return toks
 }
 
 // prefill runs toks through m in forward passes of at most batch tokens;

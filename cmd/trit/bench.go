@@ -240,7 +240,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	if batched {
-		out := &batchOutput{format: o.output, w: stdout, table: bench.NewBatchTable(stdout)}
+		out := &output[bench.BatchRow]{format: o.output, w: stdout, table: bench.NewBatchTable(stdout),
+			json: bench.WriteBatchJSON, jsonl: bench.WriteBatchJSONL}
 		for _, src := range sources {
 			if err := o.runBatched(src, kvTypes[0], out, stderr); err != nil {
 				return err
@@ -248,7 +249,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		return out.finish()
 	}
-	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
+	out := &output[bench.Row]{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0),
+		json: bench.WriteJSON, jsonl: bench.WriteJSONL}
 	for _, src := range sources {
 		if err := o.runSource(src, items, kvTypes, out, stderr); err != nil {
 			return err
@@ -418,7 +420,7 @@ func (o *benchOpts) open(src source, stderr io.Writer) (path, name string, done 
 
 // runBatched runs the --batch and --verify tests of src at every thread
 // count, depth and (for --batch) generation length.
-func (o *benchOpts) runBatched(src source, kv cachePair, out *batchOutput, stderr io.Writer) error {
+func (o *benchOpts) runBatched(src source, kv cachePair, out *output[bench.BatchRow], stderr io.Writer) error {
 	path, name, done, err := o.open(src, stderr)
 	if err != nil {
 		return err
@@ -480,32 +482,6 @@ func (o *benchOpts) runBatched(src source, kv cachePair, out *batchOutput, stder
 	return nil
 }
 
-// batchOutput streams batched rows in the chosen format.
-type batchOutput struct {
-	format string
-	w      io.Writer
-	table  *bench.BatchTable
-	rows   []bench.BatchRow
-}
-
-func (b *batchOutput) add(r bench.BatchRow) error {
-	switch b.format {
-	case "jsonl":
-		return bench.WriteBatchJSONL(b.w, r)
-	case "json":
-		b.rows = append(b.rows, r)
-		return nil
-	}
-	return b.table.Add(r)
-}
-
-func (b *batchOutput) finish() error {
-	if b.format == "json" {
-		return bench.WriteBatchJSON(b.w, b.rows)
-	}
-	return b.table.Flush()
-}
-
 // cachePair is the K and V element types of one run.
 type cachePair struct{ k, v *quant.Format }
 
@@ -518,7 +494,7 @@ func (c cachePair) String() string {
 	return k + "/" + v
 }
 
-func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *benchOutput, stderr io.Writer) error {
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *output[bench.Row], stderr io.Writer) error {
 	path, name, done, err := o.open(src, stderr)
 	if err != nil {
 		return err
@@ -563,28 +539,36 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 	return nil
 }
 
-// benchOutput streams rows in the chosen format (json collects them).
-type benchOutput struct {
+// output streams report rows of type R in the chosen format (json
+// collects them).
+type output[R any] struct {
 	format string
 	w      io.Writer
-	table  *bench.Table
-	rows   []bench.Row
+	table  interface{ Add(R) error }
+	json   func(io.Writer, []R) error
+	jsonl  func(io.Writer, R) error
+	rows   []R
 }
 
-func (b *benchOutput) add(r bench.Row) error {
-	switch b.format {
+func (o *output[R]) add(r R) error {
+	switch o.format {
 	case "jsonl":
-		return bench.WriteJSONL(b.w, r)
+		return o.jsonl(o.w, r)
 	case "json":
-		b.rows = append(b.rows, r)
+		o.rows = append(o.rows, r)
 		return nil
 	}
-	return b.table.Add(r)
+	return o.table.Add(r)
 }
 
-func (b *benchOutput) finish() error {
-	if b.format == "json" {
-		return bench.WriteJSON(b.w, b.rows)
+// finish writes what the format holds back: the JSON array, or a table's
+// last part.
+func (o *output[R]) finish() error {
+	if o.format == "json" {
+		return o.json(o.w, o.rows)
+	}
+	if f, ok := o.table.(interface{ Flush() error }); ok {
+		return f.Flush()
 	}
 	return nil
 }
