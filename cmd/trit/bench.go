@@ -418,6 +418,20 @@ func (o *benchOpts) open(src source, stderr io.Writer) (path, name string, done 
 	return path, name, done, nil
 }
 
+// load loads the file of src at path with threads and the cache pair kv
+// and describes it under name.
+func load(src source, path, name string, threads int, kv cachePair) (model.Model, bench.ModelDesc, error) {
+	m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+	if err != nil {
+		return nil, bench.ModelDesc{}, err
+	}
+	desc := bench.Describe(name, m.Info())
+	if src.shape != nil {
+		desc.Type = src.types.String()
+	}
+	return m, desc, nil
+}
+
 // runBatched runs the --batch and --verify tests of src at every thread
 // count, depth and (for --batch) generation length.
 func (o *benchOpts) runBatched(src source, kv cachePair, out *output[bench.BatchRow], stderr io.Writer) error {
@@ -432,13 +446,9 @@ func (o *benchOpts) runBatched(src source, kv cachePair, out *output[bench.Batch
 	}
 	cfg := bench.Config{Reps: o.reps, Batch: o.batch, Seed: o.seed, NoWarmup: o.noWarmup}
 	for _, threads := range o.threads.v {
-		m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+		m, desc, err := load(src, path, name, threads, kv)
 		if err != nil {
 			return err
-		}
-		desc := bench.Describe(name, m.Info())
-		if src.shape != nil {
-			desc.Type = src.types.String()
 		}
 		err = func() error {
 			for _, d := range depths {
@@ -502,13 +512,9 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 	defer done()
 	for _, threads := range o.threads.v {
 		for _, kv := range kvTypes {
-			m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+			m, desc, err := load(src, path, name, threads, kv)
 			if err != nil {
 				return err
-			}
-			desc := bench.Describe(name, m.Info())
-			if src.shape != nil {
-				desc.Type = src.types.String()
 			}
 			for _, it := range items {
 				fmt.Fprintf(stderr, "trit bench: %s %s, %d threads, %s cache: %s", name, desc.Type, threads, kv, it.Test.Name())
