@@ -71,7 +71,6 @@ func rows4Of(rows rowsFn) rows4Fn {
 // also serves a few activation rows, each over a tile of weight rows that
 // stays in cache) and the prefill GEMM, where the tier has one.
 type traits struct {
-	tier  int     // the tier this code belongs to (lower than asked where that has none)
 	float bool    // float activations (F32, F16, BF16): the kernels read Acts.x
 	act   actKind // the int8 quantization (llama.cpp's vec_dot_type)
 	// acts builds the activation layout dot and rows read (once per
@@ -85,8 +84,8 @@ type traits struct {
 	gemm  *gemmFormat // the GEMM for n > fewRows; nil: the few-row path
 }
 
-// formatTraits holds every format's traits by tier; a tier left unset
-// (tier field below it) falls back to the next lower one. The generic
+// formatTraits holds every format's traits by tier; a tier left unset (no
+// dot) falls back to the next lower one. The generic
 // entries are in generic.go, the SIMD tiers in cpu_amd64.go.
 var formatTraits = map[*quant.Format]*[numTiers]traits{}
 
@@ -97,7 +96,6 @@ func define(f *quant.Format, t int, tr traits) {
 		ts = new([numTiers]traits)
 		formatTraits[f] = ts
 	}
-	tr.tier = t
 	if tr.rows == nil {
 		tr.rows = dotRows(tr.dot)
 	}
