@@ -160,10 +160,17 @@ func (r Row) Record() Record {
 }
 
 // WriteJSON writes rows as one indented JSON array, like llama-bench -o json.
-func WriteJSON(w io.Writer, rows []Row) error {
-	recs := make([]Record, len(rows))
+func WriteJSON(w io.Writer, rows []Row) error { return writeJSON(w, rows, Row.Record) }
+
+// WriteJSONL writes one row as a single line of JSON, like llama-bench -o
+// jsonl, so results can be streamed as they finish.
+func WriteJSONL(w io.Writer, r Row) error { return writeJSONL(w, r.Record()) }
+
+// writeJSON writes the records of rows as one indented JSON array.
+func writeJSON[R, Rec any](w io.Writer, rows []R, record func(R) Rec) error {
+	recs := make([]Rec, len(rows))
 	for i, r := range rows {
-		recs[i] = r.Record()
+		recs[i] = record(r)
 	}
 	b, err := json.MarshalIndent(recs, "", "  ")
 	if err != nil {
@@ -173,10 +180,9 @@ func WriteJSON(w io.Writer, rows []Row) error {
 	return err
 }
 
-// WriteJSONL writes one row as a single line of JSON, like llama-bench -o
-// jsonl, so results can be streamed as they finish.
-func WriteJSONL(w io.Writer, r Row) error {
-	b, err := json.Marshal(r.Record())
+// writeJSONL writes rec as one line of JSON.
+func writeJSONL(w io.Writer, rec any) error {
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}

@@ -127,16 +127,8 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if (t.Prompt > 0) == (t.Gen > 0) || t.Prompt < 0 || t.Gen < 0 || t.Depth < 0 {
 		return nil, fmt.Errorf("%w: %+v: need exactly one of prompt and gen tokens", ErrTest, t)
 	}
-	if c.Reps <= 0 {
-		c.Reps = 5
-	}
-	if c.Batch <= 0 {
-		c.Batch = 512
-	}
 	need := t.Depth + t.tokens()
-	if c.Ctx == 0 {
-		c.Ctx = need
-	}
+	c = c.defaults(need)
 	if c.Ctx < need {
 		return nil, fmt.Errorf("%w: %s needs a context of %d, have %d", ErrTest, t.Name(), need, c.Ctx)
 	}
@@ -148,11 +140,7 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x7e57))
-	toks := make([]int, need)
-	for i := range toks {
-		toks[i] = rng.IntN(info.Vocab)
-	}
+	toks := randTokens(rand.New(rand.NewPCG(c.Seed, 0x7e57)), need, info.Vocab)
 	depth, timed := toks[:t.Depth], toks[t.Depth:]
 	logits := make([]float32, info.Vocab)
 	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch, Synthetic: c.Synthetic && t.Depth > 0}
@@ -219,7 +207,10 @@ var ErrMemory = errors.New("bench: state does not fit in memory")
 // a shared machine. The state's size is extrapolated from an empty
 // state and the model's cache bytes per position: the KV cache grows with
 // the context, the recurrent state does not.
-func checkMemory(m model.Model, ctx int) error {
+func checkMemory(m model.Model, ctx int) error { return checkMemoryN(m, ctx, 1) }
+
+// checkMemoryN is checkMemory for n states of ctx positions.
+func checkMemoryN(m model.Model, ctx, n int) error {
 	avail, err := MemAvailable()
 	if err != nil {
 		return nil // not Linux: nothing to check against
@@ -234,11 +225,21 @@ func checkMemory(m model.Model, ctx int) error {
 			need += v
 		}
 	}
+	need *= int64(n)
 	if need > avail {
-		return fmt.Errorf("%w: a context of %d needs %.2f GiB of state, %.2f GiB available",
-			ErrMemory, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
+		return fmt.Errorf("%w: %d states of a context of %d need %.2f GiB, %.2f GiB available",
+			ErrMemory, n, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
 	}
 	return nil
+}
+
+// randTokens returns n tokens below vocab drawn from rng.
+func randTokens(rng *rand.Rand, n, vocab int) []int {
+	toks := make([]int, n)
+	for i := range toks {
+		toks[i] = rng.IntN(vocab)
+	}
+	return toks
 }
 
 // prefill runs toks through m in forward passes of at most batch tokens;

@@ -304,7 +304,11 @@ func (f *fake) Close() error      { return nil }
 func (f *fake) NewState(ctx int) (model.State, error) {
 	return &fakeState{cap: ctx}, nil
 }
+
+// Forward records a pass as its steps joined by "+", each "n@pos" with L
+// for the last token's logits or A for every token's.
 func (f *fake) Forward(steps []model.Step) error {
+	var call []string
 	for _, s := range steps {
 		st := s.State.(*fakeState)
 		for _, tok := range s.Tokens {
@@ -315,9 +319,17 @@ func (f *fake) Forward(steps []model.Step) error {
 		if st.pos+len(s.Tokens) > st.cap {
 			return fmt.Errorf("context overflow")
 		}
-		f.calls = append(f.calls, fmt.Sprintf("%d@%d%s", len(s.Tokens), st.pos, map[bool]string{true: "L"}[len(s.Logits) == f.info.Vocab]))
+		mark := ""
+		switch {
+		case s.All && len(s.Logits) == len(s.Tokens)*f.info.Vocab:
+			mark = "A"
+		case !s.All && len(s.Logits) == f.info.Vocab:
+			mark = "L"
+		}
+		call = append(call, fmt.Sprintf("%d@%d%s", len(s.Tokens), st.pos, mark))
 		st.pos += len(s.Tokens)
 	}
+	f.calls = append(f.calls, strings.Join(call, "+"))
 	return nil
 }
 

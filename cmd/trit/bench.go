@@ -24,7 +24,7 @@ import (
 func init() {
 	register(&command{
 		name:  "bench",
-		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
+		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench (-m MODEL | --shape SHAPE --type TYPE) --batch 1,2,4,8,16 [--verify 2,4,8] [-n 32] [-d 0,4096]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
 		short: "measure prompt and generation speed and memory, like llama-bench",
 		run:   runBench,
 	})
@@ -54,6 +54,14 @@ head included, is in --type (as in the Bonsai v1 Q2_0 files and the
 override the embedding and head (llama-quantize's default mix for
 TQ2_0/TQ1_0 is --embd-type Q4_K --head-type Q6_K). Norms and other small
 vectors are F32.
+
+--batch and --verify measure batched decoding instead of pp and tg, like
+llama-batched-bench: --batch B runs B independent sequences, each its own
+state holding -d tokens, that generate -n tokens together (each forward
+pass one step of one token per sequence): aggregate and per-sequence t/s,
+and the aggregate relative to B=1. --verify k times one forward step of k
+tokens of one sequence at depth -d (the logits of all k, as speculative
+decoding verifies a draft) against a step of one token.
 
 --write-shape keeps such a file at OUT.gguf, so that other runtimes can be
 measured on the same bytes.
@@ -93,6 +101,7 @@ type benchOpts struct {
 	model, shapes, types, embdType, headType string
 	writeShape, dir, output                  string
 	prompts, gens, threads, depths, ctxs     intsFlag
+	batches, verifies                        intsFlag
 	cacheK, cacheV, fill                     string
 	bandwidth                                float64
 	reps, batch, maxFill                     int
@@ -133,6 +142,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&o.depths, "d", "cache `depths` filled before each test (default 0; with --ctx: to the end)")
 	fs.Var(&o.depths, "n-depth", "same as -d")
 	fs.Var(&o.ctxs, "ctx", "context `sizes`: allocate and fill the cache, report memory")
+	fs.Var(&o.batches, "batch", "batched decoding: `sequence counts` B (instead of pp and tg)")
+	fs.Var(&o.verifies, "verify", "verify cost: step `sizes` k against one token (instead of pp and tg)")
 	fs.IntVar(&o.maxFill, "max-fill", 8192, "most tokens a --ctx test fills by prefill")
 	fs.StringVar(&o.cacheK, "ctk", "f16", "KV cache `types` of K (comma list of f32, f16, q8_0, q4_0)")
 	fs.StringVar(&o.cacheK, "cache-type-k", "f16", "same as -ctk")
@@ -187,6 +198,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return bad("thread counts must be positive")
 		}
 	}
+	batched := o.batches.set || o.verifies.set
+	if batched {
+		if len(o.ctxs.v) > 0 || o.prompts.set || strings.Contains(o.cacheK+o.cacheV, ",") {
+			return bad("--batch and --verify take -n, -d and one -ctk and -ctv, not -p or --ctx")
+		}
+		for _, n := range append(slices.Clone(o.batches.v), o.verifies.v...) {
+			if n <= 0 {
+				return bad("--batch and --verify counts must be positive")
+			}
+		}
+	}
 	plan := bench.Plan{Prompts: o.prompts.v, Gens: o.gens.v, Ctxs: o.ctxs.v, MaxFill: o.maxFill}
 	if o.depths.set {
 		plan.Depths = o.depths.v
@@ -195,7 +217,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && !batched {
 		return bad("nothing to measure: -p and -n are all 0")
 	}
 	var kvTypes []cachePair
@@ -232,7 +254,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
+	if batched {
+		out := &output[bench.BatchRow]{format: o.output, w: stdout, table: bench.NewBatchTable(stdout),
+			json: bench.WriteBatchJSON, jsonl: bench.WriteBatchJSONL}
+		for _, src := range sources {
+			if err := o.runBatched(src, kvTypes[0], out, stderr); err != nil {
+				return err
+			}
+		}
+		return out.finish()
+	}
+	out := &output[bench.Row]{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0),
+		json: bench.WriteJSON, jsonl: bench.WriteJSONL}
 	for _, src := range sources {
 		if err := o.runSource(src, items, kvTypes, out, stderr); err != nil {
 			return err
@@ -325,7 +358,7 @@ func writeShape(o *benchOpts, stderr io.Writer, path string) error {
 var tempFiles struct {
 	sync.Mutex
 	paths map[string]bool
-	once  sync.Once
+	ch    chan os.Signal // the interrupt handler's, while paths is not empty
 }
 
 func addTemp(path string) {
@@ -335,18 +368,23 @@ func addTemp(path string) {
 		tempFiles.paths = map[string]bool{}
 	}
 	tempFiles.paths[path] = true
-	tempFiles.once.Do(func() {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt)
-		go func() {
-			<-ch
-			tempFiles.Lock()
-			for p := range tempFiles.paths {
-				os.Remove(p)
-			}
-			os.Exit(130)
-		}()
-	})
+	if tempFiles.ch != nil {
+		return
+	}
+	// While temporary files exist, Ctrl-C removes them before exiting.
+	ch := make(chan os.Signal, 1)
+	tempFiles.ch = ch
+	signal.Notify(ch, os.Interrupt)
+	go func() {
+		if _, ok := <-ch; !ok {
+			return // the last file was removed: back to the default
+		}
+		tempFiles.Lock()
+		for p := range tempFiles.paths {
+			os.Remove(p)
+		}
+		os.Exit(130)
+	}()
 }
 
 func removeTemp(path string) {
@@ -354,6 +392,11 @@ func removeTemp(path string) {
 	defer tempFiles.Unlock()
 	delete(tempFiles.paths, path)
 	os.Remove(path)
+	if len(tempFiles.paths) == 0 && tempFiles.ch != nil {
+		signal.Stop(tempFiles.ch)
+		close(tempFiles.ch)
+		tempFiles.ch = nil
+	}
 }
 
 // build writes the synthetic model of src to a temporary file.
@@ -401,6 +444,100 @@ func (o *benchOpts) bandwidthFor(threads int, stderr io.Writer) float64 {
 	return bw
 }
 
+// open returns the file of src (building a synthetic one) and its name in
+// reports; done removes a synthetic file.
+func (o *benchOpts) open(src source, stderr io.Writer) (path, name string, done func(), err error) {
+	path, name = src.path, filepath.Base(src.path)
+	done = func() {}
+	if src.shape != nil {
+		if !slices.Contains(model.Architectures(), src.shape.Arch) {
+			return "", "", nil, fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
+				src.shape.Name, src.shape.Arch, strings.Join(model.Architectures(), ", "))
+		}
+		if path, err = o.build(src, stderr); err != nil {
+			return "", "", nil, err
+		}
+		p := path
+		done = func() { removeTemp(p) }
+		name = src.shape.Name
+	}
+	return path, name, done, nil
+}
+
+// load loads the file of src at path with threads and the cache pair kv
+// and describes it under name.
+func load(src source, path, name string, threads int, kv cachePair) (model.Model, bench.ModelDesc, error) {
+	m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+	if err != nil {
+		return nil, bench.ModelDesc{}, err
+	}
+	desc := bench.Describe(name, m.Info())
+	if src.shape != nil {
+		desc.Type = src.types.String()
+	}
+	return m, desc, nil
+}
+
+// runBatched runs the --batch and --verify tests of src at every thread
+// count, depth and (for --batch) generation length.
+func (o *benchOpts) runBatched(src source, kv cachePair, out *output[bench.BatchRow], stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	depths := o.depths.v
+	if len(depths) == 0 {
+		depths = []int{0}
+	}
+	cfg := bench.Config{Reps: o.reps, Batch: o.batch, Seed: o.seed, NoWarmup: o.noWarmup}
+	for _, threads := range o.threads.v {
+		m, desc, err := load(src, path, name, threads, kv)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			for _, d := range depths {
+				for _, gen := range o.gens.v {
+					for _, b := range o.batches.v {
+						if gen <= 0 {
+							continue
+						}
+						t := bench.BatchTest{B: b, Gen: gen, Depth: d}
+						fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+						r, err := bench.RunBatch(m, t, cfg)
+						if err != nil {
+							return err
+						}
+						if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Batch: r, Time: time.Now()}); err != nil {
+							return err
+						}
+					}
+				}
+				for _, k := range o.verifies.v {
+					t := bench.VerifyTest{K: k, Depth: d}
+					fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+					r, err := bench.RunVerify(m, t, cfg)
+					if err != nil {
+						return err
+					}
+					if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Verify: r, Time: time.Now()}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}()
+		if cerr := m.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // cachePair is the K and V element types of one run.
 type cachePair struct{ k, v *quant.Format }
 
@@ -413,29 +550,17 @@ func (c cachePair) String() string {
 	return k + "/" + v
 }
 
-func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *benchOutput, stderr io.Writer) error {
-	path, name := src.path, filepath.Base(src.path)
-	if src.shape != nil {
-		if !slices.Contains(model.Architectures(), src.shape.Arch) {
-			return fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
-				src.shape.Name, src.shape.Arch, strings.Join(model.Architectures(), ", "))
-		}
-		var err error
-		if path, err = o.build(src, stderr); err != nil {
-			return err
-		}
-		defer removeTemp(path)
-		name = src.shape.Name
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *output[bench.Row], stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
 	}
+	defer done()
 	for _, threads := range o.threads.v {
 		for _, kv := range kvTypes {
-			m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+			m, desc, err := load(src, path, name, threads, kv)
 			if err != nil {
 				return err
-			}
-			desc := bench.Describe(name, m.Info())
-			if src.shape != nil {
-				desc.Type = src.types.String()
 			}
 			for _, it := range items {
 				fmt.Fprintf(stderr, "trit bench: %s %s, %d threads, %s cache: %s", name, desc.Type, threads, kv, it.Test.Name())
@@ -471,28 +596,36 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePai
 	return nil
 }
 
-// benchOutput streams rows in the chosen format (json collects them).
-type benchOutput struct {
+// output streams report rows of type R in the chosen format (json
+// collects them).
+type output[R any] struct {
 	format string
 	w      io.Writer
-	table  *bench.Table
-	rows   []bench.Row
+	table  interface{ Add(R) error }
+	json   func(io.Writer, []R) error
+	jsonl  func(io.Writer, R) error
+	rows   []R
 }
 
-func (b *benchOutput) add(r bench.Row) error {
-	switch b.format {
+func (o *output[R]) add(r R) error {
+	switch o.format {
 	case "jsonl":
-		return bench.WriteJSONL(b.w, r)
+		return o.jsonl(o.w, r)
 	case "json":
-		b.rows = append(b.rows, r)
+		o.rows = append(o.rows, r)
 		return nil
 	}
-	return b.table.Add(r)
+	return o.table.Add(r)
 }
 
-func (b *benchOutput) finish() error {
-	if b.format == "json" {
-		return bench.WriteJSON(b.w, b.rows)
+// finish writes what the format holds back: the JSON array, or a table's
+// last part.
+func (o *output[R]) finish() error {
+	if o.format == "json" {
+		return o.json(o.w, o.rows)
+	}
+	if f, ok := o.table.(interface{ Flush() error }); ok {
+		return f.Flush()
 	}
 	return nil
 }
