@@ -16,6 +16,12 @@ func dotsTF16AVX512(dst []float32, q []float32, kt []byte)
 func dotsTF32AVX512(dst []float32, q []float32, kt []byte)
 
 //go:noescape
+func dotsT256F16AVX512(dst []float32, q []float32, kt []byte)
+
+//go:noescape
+func accF16x128AVX512(acc []float32, p []float32, v []byte)
+
+//go:noescape
 func accF16AVX512(acc []float32, p []float32, v []byte)
 
 //go:noescape
@@ -51,6 +57,10 @@ func dotsT(f *quant.Format, dst, q []float32, kt []byte) {
 		panic("kvcache: dotsT: bad lengths")
 	}
 	if f == quant.F16 {
+		if len(dst) == PageSize {
+			dotsT256F16AVX512(dst, q, kt)
+			return
+		}
 		dotsTF16AVX512(dst, q, kt)
 		return
 	}
@@ -78,6 +88,10 @@ func accumulate(f *quant.Format, acc, p []float32, v []byte) {
 	hd := len(acc)
 	switch f {
 	case quant.F16:
+		if hd == 128 {
+			accF16x128AVX512(acc, p, v[:2*hd*len(p)])
+			return
+		}
 		accF16AVX512(acc, p, v[:2*hd*len(p)])
 	case quant.F32:
 		accF32AVX512(acc, p, v[:4*hd*len(p)])
