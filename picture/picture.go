@@ -75,7 +75,9 @@ var decoders = []struct {
 	{"jpeg", func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xff\xd8")) },
 		func(b []byte) (image.Config, error) { return jpeg.DecodeConfig(bytes.NewReader(b)) },
 		func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }},
-	{"gif", func(b []byte) bool { return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a")) },
+	{"gif", func(b []byte) bool {
+		return bytes.HasPrefix(b, []byte("GIF87a")) || bytes.HasPrefix(b, []byte("GIF89a"))
+	},
 		func(b []byte) (image.Config, error) { return gif.DecodeConfig(bytes.NewReader(b)) },
 		func(b []byte) (image.Image, error) { return gif.Decode(bytes.NewReader(b)) }},
 	{"webp", func(b []byte) bool { return len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP" },
