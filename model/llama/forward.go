@@ -43,12 +43,14 @@ func (m *Model) Forward(steps []model.Step) error {
 
 	tl := m.rope.TableLen()
 	s.rope = grow(s.rope, n*tl)
+	if err := model.Embed(steps, H, s.x, func(t int, dst []float32) { m.embd.Row(t, dst) }); err != nil {
+		return err
+	}
 	i := 0
 	for _, step := range steps {
 		st := step.State.(*state)
-		for j, t := range step.Tokens {
-			m.embd.Row(t, s.x[i*H:(i+1)*H])
-			m.rope.Table(st.pos+j, s.rope[i*tl:(i+1)*tl])
+		for j := range step.Tokens {
+			m.ropeTable(step, st, j, s.rope[i*tl:(i+1)*tl])
 			i++
 		}
 	}
@@ -103,9 +105,22 @@ func (m *Model) Forward(steps []model.Step) error {
 		ops.Add(s.x, s.x, s.xn)
 	}
 	for _, step := range steps {
-		step.State.(*state).pos += len(step.Tokens)
+		st := step.State.(*state)
+		st.rope.Advance(step, st.pos)
+		st.pos += len(step.Tokens)
 	}
 	return m.logits(steps, s)
+}
+
+// ropeTable writes the rotary table of token j of step into buf: plain
+// positions, or M-RoPE sections when the file declares them.
+func (m *Model) ropeTable(step model.Step, st *state, j int, buf []float32) {
+	p := st.rope.Pos(step, j, st.pos)
+	if m.sections == ([4]int{}) {
+		m.rope.Table(p[0], buf)
+		return
+	}
+	m.rope.TableSections(p, m.sections, buf)
 }
 
 // logits applies the final norm and the head to the rows the steps ask for.

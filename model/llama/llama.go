@@ -38,6 +38,7 @@ type Model struct {
 	attn        model.Attention
 	kvType      string
 	rope        *ops.Rope
+	sections    [4]int // M-RoPE sections (t, h, w, e pairs); zero for plain RoPE
 	embd        *kernels.Matrix
 	out         *model.Linear
 	outNorm     []float32
@@ -96,6 +97,9 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	}
 	if m.rope, err = ops.NewRope(rc); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
+	}
+	if m.sections, err = model.RopeSections(w); err != nil {
+		return nil, err
 	}
 
 	embdT := f.Tensor("token_embd.weight")
@@ -180,18 +184,25 @@ func (m *Model) Close() error {
 
 type state struct {
 	pos, cap int
+	rope     model.RopeCursor
 	kv       model.Caches
 }
 
 func (s *state) Pos() int { return s.pos }
 func (s *state) Cap() int { return s.cap }
-func (s *state) Reset()   { s.pos = 0 }
+func (s *state) Reset()   { s.pos = 0; s.rope.Reset() }
 func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes()}
 }
 
 func (s *state) Truncate(n int) bool {
 	if n < 0 || n > s.pos {
+		return false
+	}
+	if n == 0 {
+		s.rope.Reset()
+	} else if n < s.pos && s.rope.Shifted() {
+		// The positions of the kept elements are not recorded.
 		return false
 	}
 	s.pos = n

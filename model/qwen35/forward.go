@@ -47,12 +47,8 @@ func (m *Model) Forward(steps []model.Step) error {
 	s.x = grow(s.x, n*H)
 	s.xn = grow(s.xn, n*H)
 	s.y = grow(s.y, n*H)
-	i := 0
-	for _, step := range steps {
-		for _, t := range step.Tokens {
-			m.embd.Row(t, s.x[i*H:(i+1)*H])
-			i++
-		}
+	if err := model.Embed(steps, H, s.x, func(t int, dst []float32) { m.embd.Row(t, dst) }); err != nil {
+		return err
 	}
 	if m.embdInv {
 		if err := m.rot.Inverse(s.x, H); err != nil {
@@ -80,7 +76,9 @@ func (m *Model) Forward(steps []model.Step) error {
 		ops.Add(s.x, s.x, s.y)
 	}
 	for _, step := range steps {
-		step.State.(*state).pos += len(step.Tokens)
+		st := step.State.(*state)
+		st.rope.Advance(step, st.pos)
+		st.pos += len(step.Tokens)
 	}
 	return m.head(steps)
 }
@@ -159,7 +157,7 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 			for h := range kvHeads {
 				ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], a.kNorm, m.eps)
 			}
-			tab := m.rope.Table(pos, s.tab)
+			tab := m.ropeTable(step, st, j, s.tab)
 			m.rope.ApplyTable(q, heads, tab)
 			m.rope.ApplyTable(k, kvHeads, tab)
 			kv.Store(pos, k, s.v[r*kvd:(r+1)*kvd])
@@ -178,6 +176,16 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 	s.mid.Permute = nil
 	s.mid.Bind(m.rot, s.att, qd)
 	return mul(a.o, &s.mid, s.y, n)
+}
+
+// ropeTable returns the rotary table of token j of step: plain positions,
+// or M-RoPE sections when the file declares them.
+func (m *Model) ropeTable(step model.Step, st *state, j int, buf []float32) []float32 {
+	p := st.rope.Pos(step, j, st.pos)
+	if m.sections == ([4]int{}) {
+		return m.rope.Table(p[0], buf)
+	}
+	return m.rope.TableSections(p, m.sections, buf)
 }
 
 // head applies the final norm and the output matrix (on rotated inputs

@@ -81,6 +81,7 @@ type Model struct {
 	attn        model.Attention
 	kvType      string
 	rope        *ops.Rope
+	sections    [4]int // M-RoPE sections (t, h, w, e pairs); zero for plain RoPE
 
 	// Gated DeltaNet shape.
 	hk, hv, dk, dv, convK int
@@ -168,8 +169,11 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	m.attn = model.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Scale: model.DefaultScale(headDim)}
 	m.eps = float32(w.Float("attention.layer_norm_rms_epsilon", 1e-6))
 
-	// Text-only mRoPE reduces exactly to plain positions: every section
-	// reads the same token index.
+	// Text-only M-RoPE reduces to plain positions when the sections cover
+	// every rotary pair; image rows need the sections.
+	if m.sections, err = model.RopeSections(w); err != nil {
+		return nil, err
+	}
 	rc := ops.RopeConfig{
 		HeadDim: headDim,
 		Dims:    w.Uint("rope.dimension_count", headDim),

@@ -12,6 +12,7 @@ import (
 // and a delta-rule state of fixed size.
 type state struct {
 	pos, cap int
+	rope     model.RopeCursor
 	kv       model.Caches
 	// conv[i] holds the last convK−1 pre-convolution rows of layer i's
 	// q|k|v channels, oldest first; ssm[i] holds hv matrices of dv rows ×
@@ -28,6 +29,7 @@ func (s *state) Cap() int { return s.cap }
 // they are zeroed.
 func (s *state) Reset() {
 	s.pos = 0
+	s.rope.Reset()
 	for _, c := range s.conv {
 		clear(c)
 	}

@@ -1,0 +1,71 @@
+package model
+
+import "fmt"
+
+// EmbedToken marks, in Step.Tokens, an element whose input row comes from
+// Step.Embeds instead of the token table.
+const EmbedToken = -1
+
+// Embed writes the input rows of the steps' tokens into x (one row of
+// hidden floats per token, steps in order): row(t, dst) for token ids and
+// the next row of the step's Embeds for each EmbedToken. It checks that
+// every step's Embeds holds exactly the rows its tokens ask for.
+func Embed(steps []Step, hidden int, x []float32, row func(tok int, dst []float32)) error {
+	i := 0
+	for si, st := range steps {
+		e := 0
+		for _, t := range st.Tokens {
+			dst := x[i*hidden : (i+1)*hidden]
+			i++
+			if t != EmbedToken {
+				row(t, dst)
+				continue
+			}
+			if (e+1)*hidden > len(st.Embeds) {
+				return fmt.Errorf("model: step %d: more embedding tokens than the %d floats of Embeds hold (rows of %d)", si, len(st.Embeds), hidden)
+			}
+			copy(dst, st.Embeds[e*hidden:(e+1)*hidden])
+			e++
+		}
+		if e*hidden != len(st.Embeds) {
+			return fmt.Errorf("model: step %d: Embeds holds %d floats, %d embedding tokens take %d", si, len(st.Embeds), e, e*hidden)
+		}
+	}
+	return nil
+}
+
+// RopeCursor follows where a sequence's rotary positions stand relative to
+// its length. They part after an image: its rows take fewer positions than
+// elements (max(grid width, grid height) for a whole grid). A state
+// embeds one, passes each step through Pos before its tokens are stored
+// and Advance after.
+type RopeCursor struct {
+	shift int // rotary position of the next text token minus the state length
+}
+
+// TextPos is the position ids of a text token at rotary position p.
+func TextPos(p int) [4]int { return [4]int{p, p, p, 0} }
+
+// Pos returns the rotary position ids of token j of step, for a state that
+// held n elements before it.
+func (c *RopeCursor) Pos(step Step, j, n int) [4]int {
+	if step.Pos != nil {
+		return step.Pos[j]
+	}
+	return TextPos(n + c.shift + j)
+}
+
+// Advance records step, run on a state that held n elements: after
+// explicit positions, later text continues from the last element's t + 1.
+func (c *RopeCursor) Advance(step Step, n int) {
+	if step.Pos != nil {
+		c.shift = step.Pos[len(step.Pos)-1][0] + 1 - (n + len(step.Tokens))
+	}
+}
+
+// Reset is the cursor of an empty sequence.
+func (c *RopeCursor) Reset() { c.shift = 0 }
+
+// Shifted reports whether positions and length have parted, so that a
+// state truncated to fewer elements no longer knows its positions.
+func (c *RopeCursor) Shifted() bool { return c.shift != 0 }
