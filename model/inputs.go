@@ -69,3 +69,37 @@ func (c *RopeCursor) Reset() { c.shift = 0 }
 // Shifted reports whether positions and length have parted, so that a
 // state truncated to fewer elements no longer knows its positions.
 func (c *RopeCursor) Shifted() bool { return c.shift != 0 }
+
+// Input is a sequence of token ids and embedding rows (where Tokens holds
+// EmbedToken), with the rotary position ids of every element when they are
+// not plain (nil Pos), cut into model steps by Step.
+type Input struct {
+	Tokens []int
+	Pos    [][4]int
+	Embeds []float32 // rows of Dim floats, one per EmbedToken, in order
+	Dim    int
+}
+
+// Step returns the step for elements [lo, hi) of the input.
+func (in *Input) Step(st State, lo, hi int) Step {
+	e0 := 0
+	for _, t := range in.Tokens[:lo] {
+		if t == EmbedToken {
+			e0++
+		}
+	}
+	e1 := e0
+	for _, t := range in.Tokens[lo:hi] {
+		if t == EmbedToken {
+			e1++
+		}
+	}
+	step := Step{State: st, Tokens: in.Tokens[lo:hi]}
+	if in.Pos != nil {
+		step.Pos = in.Pos[lo:hi]
+	}
+	if e1 > e0 {
+		step.Embeds = in.Embeds[e0*in.Dim : e1*in.Dim]
+	}
+	return step
+}

@@ -12,11 +12,8 @@ import (
 // [p, p + row, p + col, 0]; and after the image, text resumes at
 // p + max(grid width, grid height).
 type Sequence struct {
-	Tokens []int    // token ids, model.EmbedToken for image rows
-	Pos    [][4]int // position ids of every element
-	Embeds []float32
+	model.Input
 	Chunks []Chunk
-	dim    int
 	next   int // rotary position of the next element
 }
 
@@ -35,10 +32,10 @@ func (s *Sequence) Text(ids []int) {
 
 // Image appends the rows of an image.
 func (s *Sequence) Image(e *Embeddings) error {
-	if s.dim != 0 && e.Dim != s.dim {
-		return fmt.Errorf("vision: image rows of %d after rows of %d", e.Dim, s.dim)
+	if s.Dim != 0 && e.Dim != s.Dim {
+		return fmt.Errorf("vision: image rows of %d after rows of %d", e.Dim, s.Dim)
 	}
-	s.dim = e.Dim
+	s.Dim = e.Dim
 	s.Chunks = append(s.Chunks, Chunk{Type: "image", Start: len(s.Tokens), N: e.N()})
 	for i := range e.N() {
 		s.Tokens = append(s.Tokens, model.EmbedToken)
@@ -52,34 +49,13 @@ func (s *Sequence) Image(e *Embeddings) error {
 // Next is the rotary position of the element that would follow.
 func (s *Sequence) Next() int { return s.next }
 
-// Step returns the model step for elements [lo, hi) of the sequence.
-func (s *Sequence) Step(st model.State, lo, hi int) model.Step {
-	e0 := 0
-	for _, t := range s.Tokens[:lo] {
-		if t == model.EmbedToken {
-			e0++
-		}
-	}
-	e1 := e0
-	for _, t := range s.Tokens[lo:hi] {
-		if t == model.EmbedToken {
-			e1++
-		}
-	}
-	step := model.Step{State: st, Tokens: s.Tokens[lo:hi], Pos: s.Pos[lo:hi]}
-	if e1 > e0 {
-		step.Embeds = s.Embeds[e0*s.dim : e1*s.dim]
-	}
-	return step
-}
-
 // Logits runs the sequence through m from an empty state and returns the
 // logits after every element: in mode "batch" each chunk is one forward
 // pass (as llama.cpp's mtmd_helper_eval_chunks decodes), in "sequential"
 // every element is its own.
 func (s *Sequence) Logits(m model.Model, mode string) ([][]float32, error) {
-	if s.dim != 0 && s.dim != m.Info().Hidden {
-		return nil, fmt.Errorf("vision: image rows of %d for a model of hidden size %d", s.dim, m.Info().Hidden)
+	if s.Dim != 0 && s.Dim != m.Info().Hidden {
+		return nil, fmt.Errorf("vision: image rows of %d for a model of hidden size %d", s.Dim, m.Info().Hidden)
 	}
 	vocab := m.Info().Vocab
 	st, err := m.NewState(len(s.Tokens))
