@@ -14,7 +14,8 @@ import (
 type Sequence struct {
 	model.Input
 	Chunks []Chunk
-	next   int // rotary position of the next element
+	next   int      // rotary position of the next element
+	hashes []uint64 // content hashes of the images, for Keys
 }
 
 // Text appends text tokens.
