@@ -230,4 +230,3 @@ func (l *Lazy) Close() error {
 	l.t = nil
 	return err
 }
-
