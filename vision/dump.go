@@ -90,3 +90,50 @@ func (p *Pixels) Stats() *PixelStats {
 	s.First = p.Norm[:min(48, len(p.Norm))]
 	return s
 }
+
+// Rows returns the dump's embeddings as image rows.
+func (d *Dump) Rows() (*Embeddings, error) {
+	n := d.GridX * d.GridY
+	if d.GridX <= 0 || d.GridY <= 0 || n != len(d.Embeddings) || d.NEmbd <= 0 {
+		return nil, fmt.Errorf("vision: %d embedding rows for a grid of %d×%d", len(d.Embeddings), d.GridX, d.GridY)
+	}
+	e := &Embeddings{GridX: d.GridX, GridY: d.GridY, Dim: d.NEmbd, Data: make([]float32, 0, n*d.NEmbd)}
+	for i, r := range d.Embeddings {
+		if len(r) != d.NEmbd {
+			return nil, fmt.Errorf("vision: embedding row %d has %d values, n_embd is %d", i, len(r), d.NEmbd)
+		}
+		e.Data = append(e.Data, r...)
+	}
+	return e, nil
+}
+
+// Dump lays out a one-image sequence, its image and the logits after
+// every element (from Logits) as the reference files do; the caller fills
+// in the image name, settings and prompt.
+func (s *Sequence) Dump(img *Image, logits [][]float32) *Dump {
+	e := img.Embeddings
+	d := &Dump{
+		Format: DumpFormat, NImageTokens: e.N(), GridX: e.GridX, GridY: e.GridY,
+		ImageNPos: max(e.GridX, e.GridY), NEmbd: e.Dim, Chunks: s.Chunks,
+		NSeq: len(s.Tokens), Tokens: s.Tokens, Positions: s.Pos,
+	}
+	if img.Pixels != nil {
+		d.Preprocessed = img.Pixels.Stats()
+	}
+	for i := range e.N() {
+		d.Embeddings = append(d.Embeddings, e.Row(i))
+	}
+	if len(logits) > 0 {
+		d.NVocab = len(logits[0])
+	}
+	for _, c := range s.Chunks {
+		if c.Type == "image" {
+			d.LogitsStart = c.Start + c.N
+			d.LogitsImage = logits[c.Start:d.LogitsStart]
+			d.LogitsBeforeImage = logits[:c.Start]
+			break
+		}
+	}
+	d.Logits = logits[d.LogitsStart:]
+	return d
+}

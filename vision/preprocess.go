@@ -25,6 +25,21 @@ type Budget struct {
 // ErrBudget is returned for a token budget that cannot be met.
 var ErrBudget = errors.New("vision: invalid image token budget")
 
+// Check reports whether the budget is valid, returning it with the
+// defaults filled in.
+func (b Budget) Check() (Budget, error) {
+	if _, _, err := b.pixels(1); err != nil {
+		return b, err
+	}
+	if b.MinTokens == 0 {
+		b.MinTokens = DefaultMinTokens
+	}
+	if b.MaxTokens == 0 {
+		b.MaxTokens = DefaultMaxTokens
+	}
+	return b, nil
+}
+
 // pixels returns the budget in pixels for a merged-token side of f pixels.
 func (b Budget) pixels(f int) (minPx, maxPx int, err error) {
 	lo, hi := b.MinTokens, b.MaxTokens
