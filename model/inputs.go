@@ -80,8 +80,8 @@ type Input struct {
 	Dim    int
 }
 
-// Step returns the step for elements [lo, hi) of the input.
-func (in *Input) Step(st State, lo, hi int) Step {
+// Slice returns elements [lo, hi) of the input.
+func (in *Input) Slice(lo, hi int) Input {
 	e0 := 0
 	for _, t := range in.Tokens[:lo] {
 		if t == EmbedToken {
@@ -94,12 +94,18 @@ func (in *Input) Step(st State, lo, hi int) Step {
 			e1++
 		}
 	}
-	step := Step{State: st, Tokens: in.Tokens[lo:hi]}
+	out := Input{Tokens: in.Tokens[lo:hi], Dim: in.Dim}
 	if in.Pos != nil {
-		step.Pos = in.Pos[lo:hi]
+		out.Pos = in.Pos[lo:hi]
 	}
 	if e1 > e0 {
-		step.Embeds = in.Embeds[e0*in.Dim : e1*in.Dim]
+		out.Embeds = in.Embeds[e0*in.Dim : e1*in.Dim]
 	}
-	return step
+	return out
+}
+
+// Step returns the step for elements [lo, hi) of the input.
+func (in *Input) Step(st State, lo, hi int) Step {
+	s := in.Slice(lo, hi)
+	return Step{State: st, Tokens: s.Tokens, Pos: s.Pos, Embeds: s.Embeds}
 }

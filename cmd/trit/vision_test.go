@@ -119,3 +119,33 @@ func TestImageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestChatImage: /image attaches images to the next message; without a
+// tower it is refused with the reason, and the chat goes on.
+func TestChatImage(t *testing.T) {
+	dir := testdata.Path(t, "reference-vision")
+	text := filepath.Join(dir, "qwen35v-text-f32.gguf")
+	a, b := filepath.Join(dir, "vis-a-64x48.png"), filepath.Join(dir, "vis-b-100x80.png")
+	in := strings.NewReader("/image " + a + "\nDescribe\n/image " + b + "\n/image " + a + "\nAnd these?\n/image /no/such.png\n/exit\n")
+	var o, e strings.Builder
+	if err := chatLoop([]string{"-m", text, "--mmproj", filepath.Join(dir, "mmproj-qwen35v-f32.gguf"), "-n", "4", "--temp", "0"}, in, &o, &e, false); err != nil {
+		t.Fatalf("%v\n%s", err, e.String())
+	}
+	if n := strings.Count(o.String(), "(image attached"); n != 3 {
+		t.Errorf("%d images attached, want 3:\n%s", n, o.String())
+	}
+	if !strings.Contains(o.String(), "(image not attached:") {
+		t.Errorf("a missing file was not reported:\n%s", o.String())
+	}
+	if n := strings.Count(e.String(), "generated at"); n != 2 {
+		t.Errorf("%d answers, want 2:\n%s", n, e.String())
+	}
+	in = strings.NewReader("/image " + a + "\n/exit\n")
+	o.Reset()
+	if err := chatLoop([]string{"-m", text}, in, &o, &e, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o.String(), "start with --mmproj") {
+		t.Errorf("/image without a tower: %q", o.String())
+	}
+}
