@@ -23,6 +23,19 @@ type metrics struct {
 	steps       int64
 	stepSeqs    int64
 	stepTime    time.Duration
+	images      int64
+	encodeTime  time.Duration
+	// towerBytes reports the vision tower's resident weight bytes (nil:
+	// no tower).
+	towerBytes func() int64
+}
+
+// observeImage records an encoded image.
+func (m *metrics) observeImage(d time.Duration) {
+	m.mu.Lock()
+	m.images++
+	m.encodeTime += d
+	m.mu.Unlock()
 }
 
 func newMetrics() *metrics { return &metrics{requests: map[string]int64{}} }
@@ -80,6 +93,13 @@ func (m *metrics) write(w io.Writer) {
 	metric("requests_processing", "gauge", "Generations holding a slot.", m.busy.Load())
 	metric("requests_deferred", "gauge", "Generations waiting in the queue.", m.queued.Load())
 	metric("http_requests_in_flight", "gauge", "HTTP requests being served.", m.inFlight.Load())
+	metric("images_total", "counter", "Images encoded by the vision tower.", m.images)
+	metric("image_encode_seconds_total", "counter", "Time spent encoding images (decode, resize, tower).", m.encodeTime.Seconds())
+	var tower int64
+	if m.towerBytes != nil {
+		tower = m.towerBytes()
+	}
+	metric("vision_tower_resident_bytes", "gauge", "Weight bytes of the vision tower while it is mapped (0: not loaded).", tower)
 	fmt.Fprintf(w, "# HELP trit_generations_total Finished generations by finish reason.\n# TYPE trit_generations_total counter\n")
 	for _, r := range []string{"stop", "length", "cancelled", "error"} {
 		fmt.Fprintf(w, "trit_generations_total{reason=%q} %d\n", r, m.requests[r])

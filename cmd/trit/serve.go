@@ -16,12 +16,13 @@ import (
 
 	"trit/chat"
 	"trit/server"
+	"trit/vision"
 )
 
 func init() {
 	register(&command{
 		name:  "serve",
-		usage: "[-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel N] [-c CTX] [--api-key K] ...",
+		usage: "[-m MODEL] [--mmproj P] [--host 127.0.0.1] [--port 8080] [--parallel N] [-c CTX] [--api-key K] ...",
 		short: "serve an OpenAI-compatible HTTP API (chat, completions, models, metrics)",
 		run:   runServe,
 	})
@@ -44,6 +45,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&alias, "alias", "", "model id reported by /v1/models (default: the file name)")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "on SIGTERM, how long to let requests in flight finish")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	var vf visionFlags
+	var allowURLs bool
+	vf.register(fs)
+	fs.BoolVar(&allowURLs, "allow-image-urls", false, "fetch http(s) image URLs named by requests (size and time limited); without it only data: URLs are accepted")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +71,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		Addr:     net.JoinHostPort(host, strconv.Itoa(port)),
 		Parallel: parallel, Context: mf.ctx, Queue: queue, APIKey: apiKey,
 		DrainTimeout: drain, Logger: log,
+		Images: server.Images{AllowURLs: allowURLs, MaxBytes: vf.maxImageBytes, MaxCount: vf.maxImagesPerTurn, Budget: vf.budget()},
 	})
 	if err != nil {
 		return err
@@ -81,7 +87,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	l, err := mf.load(stderr)
 	if err == nil {
 		defer l.Close()
-		err = loadBackend(srv, l, mf.path, alias)
+		var lz *vision.Lazy
+		if lz, err = vf.lazy(mf.threads, stderr); err == nil {
+			if lz != nil {
+				defer lz.Close()
+			}
+			err = loadBackend(srv, l, mf.path, alias, lz)
+		}
 	}
 	if err != nil {
 		cancel()
@@ -96,7 +108,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadBackend hands the loaded model, with its chat template, to srv.
-func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
+func loadBackend(srv *server.Server, l *loaded, path, alias string, lz *vision.Lazy) error {
 	src, _ := l.file.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
@@ -109,5 +121,5 @@ func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
 			id = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 	}
-	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id})
+	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id, Vision: lz})
 }
