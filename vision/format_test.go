@@ -136,4 +136,3 @@ func TestEncodeThreads(t *testing.T) {
 		}
 	}
 }
-
