@@ -340,3 +340,40 @@ func gelu(x []float32) {
 		}
 	}
 }
+
+// Product is one kind of matrix product in an encoding: Count products of
+// Rows activation rows by M.
+type Product struct {
+	Name        string
+	M           *model.Linear
+	Rows, Count int
+}
+
+// Products lists the matrix products of encoding a w×h image (already
+// preprocessed to a multiple of MergedPatch), one entry per distinct shape.
+func (t *Tower) Products(w, h int) []Product {
+	np := (w / t.patch) * (h / t.patch)
+	if len(t.blocks) == 0 {
+		return nil
+	}
+	b, n := &t.blocks[0], len(t.blocks)
+	return []Product{
+		{"attn_qkv", b.qkv, np, n}, {"attn_out", b.out, np, n},
+		{"ffn_up", b.up, np, n}, {"ffn_down", b.down, np, n},
+		{"mm.0", t.mm0, np / 4, 1}, {"mm.2", t.mm2, np / 4, 1},
+	}
+}
+
+// Ops is the arithmetic of encoding a w×h image, multiply-adds counted
+// as 2: the matrix products, attention (q·kᵀ and the weighted sum of v)
+// and the patch embedding.
+func (t *Tower) Ops(w, h int) float64 {
+	np := float64((w / t.patch) * (h / t.patch))
+	var ops float64
+	for _, p := range t.Products(w, h) {
+		ops += float64(p.Count) * 2 * float64(p.Rows) * float64(p.M.In()) * float64(p.M.Out())
+	}
+	ops += float64(len(t.blocks)) * 2 * 2 * np * np * float64(t.hidden)
+	ops += 2 * np * float64(3*t.patch*t.patch) * float64(t.hidden)
+	return ops
+}
