@@ -67,27 +67,29 @@ func blockOrder(pw, ph int) (rows, cols []int) {
 func (t *Tower) embedPatches(h, img []float32, W, pw, ph int) {
 	C, p := t.hidden, t.patch
 	K := 3 * p * p
-	t.pool.For(pw*ph, func(lo, hi int) {
-		col := make([]float32, K)
-		for y := range ph {
-			for x := range pw {
-				k := ((y/2*(pw/2)+x/2)*2+y%2)*2 + x%2
-				if k < lo || k >= hi {
-					continue
-				}
-				for c := range 3 {
-					for ky := range p {
-						row := img[((y*p+ky)*W+x*p)*3:]
-						for kx := range p {
-							col[(c*p+ky)*p+kx] = round16(row[kx*3+c])
-						}
+	rows, cols := blockOrder(pw, ph)
+	// Chunks of whole 2×2 blocks: four rows at a time take one path through
+	// MulAdd's register tiles whatever the thread count, so results do not
+	// depend on it.
+	t.pool.For(pw*ph/4, func(lo, hi int) {
+		lo, hi = 4*lo, 4*hi
+		// The windows of this chunk's patches, one row each, then one
+		// matrix product for the chunk.
+		win := make([]float32, (hi-lo)*K)
+		for k := lo; k < hi; k++ {
+			y, x := rows[k], cols[k]
+			col := win[(k-lo)*K : (k-lo+1)*K]
+			for c := range 3 {
+				for ky := range p {
+					row := img[((y*p+ky)*W+x*p)*3:]
+					for kx := range p {
+						col[(c*p+ky)*p+kx] = round16(row[kx*3+c])
 					}
 				}
-				dst := h[k*C : (k+1)*C]
-				copy(dst, t.patchB)
-				ops.MulAdd(dst, C, col, K, 1, t.patchW, C, 1, C, K)
 			}
+			copy(h[k*C:(k+1)*C], t.patchB)
 		}
+		ops.MulAdd(h[lo*C:hi*C], C, win, K, 1, t.patchW, C, hi-lo, C, K)
 	})
 }
 
