@@ -203,8 +203,9 @@ var ErrMemory = errors.New("bench: state does not fit in memory")
 
 // checkMemory refuses a context whose state would exceed the memory the
 // system has available: touching it would swap or wake the OOM killer on
-// a shared machine. The state's size is extrapolated from a one-position
-// state: the KV cache grows with the context, the recurrent state does not.
+// a shared machine. The state's size is extrapolated from an empty
+// state and the model's cache bytes per position: the KV cache grows with
+// the context, the recurrent state does not.
 func checkMemory(m model.Model, ctx int) error {
 	avail, err := MemAvailable()
 	if err != nil {
@@ -214,12 +215,11 @@ func checkMemory(m model.Model, ctx int) error {
 	if err != nil {
 		return err
 	}
-	var need int64
+	need := m.Info().KVTokenBytes * int64(ctx)
 	for k, v := range probe.Bytes() {
-		if k == "kv" {
-			v *= int64(ctx)
+		if k != "kv" {
+			need += v
 		}
-		need += v
 	}
 	if need > avail {
 		return fmt.Errorf("%w: a context of %d needs %.2f GiB of state, %.2f GiB available",

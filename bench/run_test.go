@@ -297,6 +297,7 @@ func (s *fakeState) Reset()                  { s.pos = 0 }
 func (s *fakeState) Bytes() map[string]int64 { return map[string]int64{"kv": int64(s.cap)} }
 func (s *fakeState) Clone() model.State      { c := *s; return &c }
 func (s *fakeState) Truncate(n int) bool     { s.pos = n; return true }
+func (s *fakeState) Grow(n int) error        { return nil }
 
 func (f *fake) Info() *model.Info { return &f.info }
 func (f *fake) Close() error      { return nil }

@@ -36,9 +36,8 @@ func Embed(steps []Step, hidden int, x []float32, row func(tok int, dst []float3
 
 // RopeCursor follows where a sequence's rotary positions stand relative to
 // its length. They part after an image: its rows take fewer positions than
-// elements (max(grid width, grid height) for a whole grid). A state
-// embeds one, passes each step through Pos before its tokens are stored
-// and Advance after.
+// elements (max(grid width, grid height) for a whole grid). A state embeds
+// one for PlaceRope.
 type RopeCursor struct {
 	shift int // rotary position of the next text token minus the state length
 }
@@ -46,29 +45,36 @@ type RopeCursor struct {
 // TextPos is the position ids of a text token at rotary position p.
 func TextPos(p int) [4]int { return [4]int{p, p, p, 0} }
 
-// Pos returns the rotary position ids of token j of step, for a state that
-// held n elements before it.
-func (c *RopeCursor) Pos(step Step, j, n int) [4]int {
-	if step.Pos != nil {
-		return step.Pos[j]
-	}
-	return TextPos(n + c.shift + j)
-}
-
-// Advance records step, run on a state that held n elements: after
-// explicit positions, later text continues from the last element's t + 1.
-func (c *RopeCursor) Advance(step Step, n int) {
-	if step.Pos != nil {
-		c.shift = step.Pos[len(step.Pos)-1][0] + 1 - (n + len(step.Tokens))
-	}
-}
-
 // Reset is the cursor of an empty sequence.
 func (c *RopeCursor) Reset() { c.shift = 0 }
 
 // Shifted reports whether positions and length have parted, so that a
 // state truncated to fewer elements no longer knows its positions.
 func (c *RopeCursor) Shifted() bool { return c.shift != 0 }
+
+// PlaceRope sets the rotary position ids of seqs (the attention view of
+// steps, from Attention.Seqs) where they are not the cache positions: a
+// step's Pos, or text after an image, which continues from the last
+// element's t + 1. cursor returns a state's RopeCursor, which PlaceRope
+// advances past the step.
+func PlaceRope(steps []Step, seqs []AttnSeq, cursor func(State) *RopeCursor) {
+	for i, st := range steps {
+		c := cursor(st.State)
+		s := &seqs[i]
+		switch {
+		case st.Pos != nil:
+			s.Rope = st.Pos
+			c.shift = st.Pos[len(st.Pos)-1][0] + 1 - (s.Pos0 + s.NTok)
+		case c.shift != 0:
+			s.Rope = make([][4]int, s.NTok)
+			for j := range s.Rope {
+				s.Rope[j] = TextPos(s.Pos0 + c.shift + j)
+			}
+		default:
+			s.Rope = nil
+		}
+	}
+}
 
 // Input is a sequence of token ids and embedding rows (where Tokens holds
 // EmbedToken), with the rotary position ids of every element when they are

@@ -17,6 +17,8 @@ import (
 
 	"trit/gguf"
 	"trit/kernels"
+	"trit/model/kvcache"
+	"trit/quant"
 )
 
 // Model is a loaded language model.
@@ -70,6 +72,12 @@ type State interface {
 	// reports whether it could: attention caches can go back to any n ≤ Pos,
 	// recurrent states only to Pos (nothing to drop) or 0 (Reset).
 	Truncate(n int) bool
+	// Grow makes room for n more positions (cache pages), so that a
+	// Forward step of n tokens cannot run out of memory halfway. It fails
+	// with an error wrapping kvcache.ErrFull past Cap and kvcache.ErrBudget
+	// when the shared budget has no room. Forward calls it itself; a
+	// scheduler calls it first to learn which steps fit.
+	Grow(n int) error
 }
 
 // Info describes a loaded model.
@@ -82,9 +90,12 @@ type Info struct {
 	ContextLen int // the model's trained context
 	// Recurrent is set when the state folds positions into a recurrent
 	// state, so State.Truncate can only keep all positions or none.
-	Recurrent   bool
-	Params      int64 // parameters in the file's tensors
-	WeightBytes int64 // bytes of tensor data
+	Recurrent bool
+	// KVTokenBytes is what one position takes in the attention caches of
+	// all layers, at the cache types the model was loaded with.
+	KVTokenBytes int64
+	Params       int64 // parameters in the file's tensors
+	WeightBytes  int64 // bytes of tensor data
 	// Types counts weight bytes per tensor format name.
 	Types map[string]int64
 	// Notes are facts about how the file was read (e.g. type-42 layout).
@@ -101,9 +112,28 @@ type Options struct {
 	// float activations: the slow reference path, for comparing a packed
 	// file with its float original.
 	Exact bool
-	// KVType is the element type of attention caches: KVF16 (the default,
-	// as in llama.cpp) or KVF32.
-	KVType string
+	// CacheK and CacheV are the element types of attention caches
+	// (kvcache.Types; nil means f16, as in llama.cpp).
+	CacheK, CacheV *quant.Format
+	// CacheNoRotate turns off the Hadamard rotation of quantized caches
+	// (llama.cpp's LLAMA_ATTN_ROT_DISABLE).
+	CacheNoRotate bool
+	// KVBudget, if set, is the shared budget cache pages are drawn from.
+	KVBudget *kvcache.Budget
+}
+
+// KVConfig returns the cache configuration the options ask for, for
+// layers attention layers of the given shape.
+func (o *Options) KVConfig(layers int, a *Attention) kvcache.Config {
+	k, v := o.CacheK, o.CacheV
+	if k == nil {
+		k = quant.F16
+	}
+	if v == nil {
+		v = quant.F16
+	}
+	return kvcache.Config{Layers: layers, KVHeads: a.KVHeads, HeadDim: a.HeadDim,
+		K: k, V: v, Rotate: !o.CacheNoRotate, Budget: o.KVBudget}
 }
 
 // Loader builds a model of one architecture from an open GGUF file. On

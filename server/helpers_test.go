@@ -21,6 +21,7 @@ import (
 	"trit/engine"
 	"trit/model"
 	"trit/model/demo"
+	"trit/model/kvcache"
 	_ "trit/model/llama" // the demo model's architecture
 	"trit/tokenizer"
 )
@@ -193,6 +194,12 @@ func (s *scriptState) Truncate(n int) bool {
 	}
 	s.toks = s.toks[:n]
 	return true
+}
+func (s *scriptState) Grow(n int) error {
+	if len(s.toks)+n > s.cap {
+		return fmt.Errorf("%w: %d positions, limit %d", kvcache.ErrFull, len(s.toks)+n, s.cap)
+	}
+	return nil
 }
 func (s *scriptState) Clone() model.State {
 	return &scriptState{toks: slices.Clone(s.toks), cap: s.cap}

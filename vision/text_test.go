@@ -10,11 +10,12 @@ import (
 	"trit/internal/testdata"
 	"trit/model"
 	_ "trit/model/qwen35"
+	"trit/quant"
 )
 
 func referenceText(t testing.TB) model.Model {
 	dir := testdata.Path(t, "reference-vision")
-	m, err := model.Load(filepath.Join(dir, "qwen35v-text-f32.gguf"), model.Options{Threads: 2, KVType: model.KVF32})
+	m, err := model.Load(filepath.Join(dir, "qwen35v-text-f32.gguf"), model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"trit/bench"
 	"trit/model"
+	"trit/model/kvcache"
 	_ "trit/model/qwen35" // the hybrid architecture of Bonsai 2 and 27B
 	"trit/quant"
 )
@@ -84,7 +85,7 @@ type benchOpts struct {
 	model, shapes, types, embdType, headType string
 	writeShape, dir, output                  string
 	prompts, gens, threads, depths, ctxs     intsFlag
-	cacheTypes                               string
+	cacheK, cacheV                           string
 	reps, batch, maxFill                     int
 	seed                                     uint64
 	noWarmup, asJSON, asJSONL                bool
@@ -123,8 +124,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&o.depths, "n-depth", "same as -d")
 	fs.Var(&o.ctxs, "ctx", "context `sizes`: allocate and fill the cache, report memory")
 	fs.IntVar(&o.maxFill, "max-fill", 8192, "most tokens a --ctx test fills by prefill")
-	fs.StringVar(&o.cacheTypes, "cache-type", "f16", "attention cache `types` (f16, f32)")
-	fs.StringVar(&o.cacheTypes, "ctk", "f16", "same as --cache-type")
+	fs.StringVar(&o.cacheK, "ctk", "f16", "KV cache `types` of K (comma list of f32, f16, q8_0, q4_0)")
+	fs.StringVar(&o.cacheK, "cache-type-k", "f16", "same as -ctk")
+	fs.StringVar(&o.cacheV, "ctv", "f16", "KV cache `types` of V (comma list; every pair with -ctk is run)")
+	fs.StringVar(&o.cacheV, "cache-type-v", "f16", "same as -ctv")
 	fs.IntVar(&o.reps, "r", 5, "repetitions")
 	fs.IntVar(&o.reps, "repetitions", 5, "same as -r")
 	fs.IntVar(&o.batch, "b", 512, "tokens per forward pass in prompt processing")
@@ -195,10 +198,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(items) == 0 {
 		return bad("nothing to measure: -p and -n are all 0")
 	}
-	kvTypes := strings.Split(o.cacheTypes, ",")
-	for _, k := range kvTypes {
-		if k != "f16" && k != "f32" {
-			return bad("unknown cache type %q (f16, f32)", k)
+	var kvTypes []cachePair
+	for _, k := range strings.Split(o.cacheK, ",") {
+		for _, v := range strings.Split(o.cacheV, ",") {
+			kf, err := kvcache.ParseType(k)
+			if err != nil {
+				return bad("%v", err)
+			}
+			vf, err := kvcache.ParseType(v)
+			if err != nil {
+				return bad("%v", err)
+			}
+			kvTypes = append(kvTypes, cachePair{kf, vf})
 		}
 	}
 	sources, err := o.sources()
@@ -366,7 +377,19 @@ func (o *benchOpts) build(src source, stderr io.Writer) (string, error) {
 	return path, nil
 }
 
-func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, out *benchOutput, stderr io.Writer) error {
+// cachePair is the K and V element types of one run.
+type cachePair struct{ k, v *quant.Format }
+
+// String is the pair's label: one name when K and V agree, else K/V.
+func (c cachePair) String() string {
+	k, v := strings.ToLower(c.k.Name), strings.ToLower(c.v.Name)
+	if k == v {
+		return k
+	}
+	return k + "/" + v
+}
+
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *benchOutput, stderr io.Writer) error {
 	path, name := src.path, filepath.Base(src.path)
 	if src.shape != nil {
 		if !slices.Contains(model.Architectures(), src.shape.Arch) {
@@ -382,7 +405,7 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 	}
 	for _, threads := range o.threads.v {
 		for _, kv := range kvTypes {
-			m, err := model.Load(path, model.Options{Threads: threads, KVType: kv})
+			m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
 			if err != nil {
 				return err
 			}
@@ -406,11 +429,7 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 					m.Close()
 					return err
 				}
-				label := kv
-				if src.shape != nil {
-					label = kvLabel(src.shape, kv, r, stderr)
-				}
-				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: label, Result: r, Time: time.Now()}); err != nil {
+				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: kv.String(), Result: r, Time: time.Now()}); err != nil {
 					m.Close()
 					return err
 				}
@@ -421,18 +440,6 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 		}
 	}
 	return nil
-}
-
-// kvLabel is the cache type to report: the one asked for, unless the
-// state's size shows that the model used the other one (an architecture
-// that does not implement the option yet).
-func kvLabel(s *bench.Shape, asked string, r *bench.Result, stderr io.Writer) string {
-	used := map[int64]string{s.KVBytes(r.Ctx, 4): "f32", s.KVBytes(r.Ctx, 2): "f16"}[r.Memory.KV]
-	if used == "" || used == asked {
-		return asked
-	}
-	fmt.Fprintf(stderr, "trit bench: the model ignored --cache-type %s: its attention cache is %s\n", asked, used)
-	return used + " (asked " + asked + ")"
 }
 
 // benchOutput streams rows in the chosen format (json collects them).

@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"trit/engine"
 	"trit/gguf"
 	"trit/model"
 	"trit/model/demo"
+	"trit/model/kvcache"
 	_ "trit/model/llama"  // register the llama-family architectures
 	_ "trit/model/qwen35" // and the Qwen3.5/3.6 hybrids
+	"trit/quant"
 	"trit/sample"
 )
 
@@ -24,14 +27,52 @@ type modelFlags struct {
 	ctx     int
 	batch   int
 	exact   bool
-	cache   string
+	// cacheK and cacheV are the KV cache element types; cache sets both.
+	cacheK, cacheV cacheType
+	noRotate       bool
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, model.KVF16) }
+func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, quant.F16) }
+
+// cacheType is a KV cache element type flag (kvcache.ParseType).
+type cacheType struct{ f *quant.Format }
+
+func (c *cacheType) String() string {
+	if c == nil || c.f == nil {
+		return ""
+	}
+	return strings.ToLower(c.f.Name)
+}
+
+func (c *cacheType) Set(s string) error {
+	f, err := kvcache.ParseType(s)
+	if err != nil {
+		return err
+	}
+	c.f = f
+	return nil
+}
+
+// bothTypes sets K and V together (--cache-type).
+type bothTypes struct{ k, v *cacheType }
+
+func (b bothTypes) String() string { return b.k.String() }
+func (b bothTypes) Set(s string) error {
+	if err := b.k.Set(s); err != nil {
+		return err
+	}
+	return b.v.Set(s)
+}
+
+// options returns the model options the flags ask for.
+func (m *modelFlags) options() model.Options {
+	return model.Options{Threads: m.threads, Exact: m.exact, CacheK: m.cacheK.f, CacheV: m.cacheV.f, CacheNoRotate: m.noRotate}
+}
 
 // registerCache registers the flags with cache as the default KV cache
 // type.
-func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
+func (m *modelFlags) registerCache(fs *flag.FlagSet, cache *quant.Format) {
+	m.cacheK.f, m.cacheV.f = cache, cache
 	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
@@ -40,7 +81,12 @@ func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
 	fs.IntVar(&m.ctx, "ctx-size", 4096, "same as -c")
 	fs.IntVar(&m.batch, "b", 512, "prompt tokens per forward pass")
 	fs.IntVar(&m.batch, "batch-size", 512, "same as -b")
-	fs.StringVar(&m.cache, "cache-type", cache, "KV cache element type: f16 or f32")
+	fs.Var(&m.cacheK, "ctk", "KV cache `type` of K: f32, f16, q8_0 or q4_0")
+	fs.Var(&m.cacheK, "cache-type-k", "same as -ctk")
+	fs.Var(&m.cacheV, "ctv", "KV cache `type` of V: f32, f16, q8_0 or q4_0")
+	fs.Var(&m.cacheV, "cache-type-v", "same as -ctv")
+	fs.Var(bothTypes{&m.cacheK, &m.cacheV}, "cache-type", "KV cache `type` of both K and V")
+	fs.BoolVar(&m.noRotate, "no-cache-rotate", false, "store quantized K/V unrotated (llama.cpp's LLAMA_ATTN_ROT_DISABLE)")
 	fs.BoolVar(&m.exact, "exact", false, "compute on exactly dequantized weights with float activations (slow reference path)")
 }
 
@@ -77,7 +123,7 @@ func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
 	if !demoModel {
 		prefault(f, stderr)
 	}
-	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact, KVType: m.cache})
+	mod, err := model.FromFile(f, m.options())
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"trit/picture"
-	"trit/tokenizer"
-
 	"trit/model"
+	"trit/picture"
+	"trit/quant"
+	"trit/tokenizer"
 	"trit/vision"
 )
 
@@ -30,7 +30,7 @@ func runLogits(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(c, stderr)
 	var mf modelFlags
 	// Reference runs (llama.cpp's included) keep the cache in float32.
-	mf.registerCache(fs, model.KVF32)
+	mf.registerCache(fs, quant.F32)
 	var idsFlag, mode string
 	var asJSON bool
 	var top int
@@ -149,7 +149,7 @@ func imageLogits(mf *modelFlags, vf *visionFlags, image, embIn, prompt, mode str
 	before, after, _ := strings.Cut(prompt, vision.Marker)
 	d := seq.Dump(img, logits)
 	d.Image, d.ImageWidth, d.ImageHeight = filepath.Base(image), imgW, imgH
-	d.Settings = map[string]any{"threads": mf.threads, "mode": mode, "kv_type": mf.cache, "embd_in": embIn != ""}
+	d.Settings = map[string]any{"threads": mf.threads, "mode": mode, "kv_type": strings.ToLower(mf.cacheK.String()), "embd_in": embIn != ""}
 	d.Prompt = vision.Prompt{Before: before, After: after}
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(d)

@@ -11,6 +11,7 @@ import (
 	"trit/gguf"
 	"trit/kernels"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
@@ -36,9 +37,9 @@ type Model struct {
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
-	kvType      string
+	kvConfig    kvcache.Config
+	qk          []model.QK // per layer
 	rope        *ops.Rope
-	sections    [4]int // M-RoPE sections (t, h, w, e pairs); zero for plain RoPE
 	embd        *kernels.Matrix
 	out         *model.Linear
 	outNorm     []float32
@@ -58,7 +59,7 @@ func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
 
 func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
 	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool, kvType: opts.KVType}
+	m := &Model{file: f, pool: pool}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -98,7 +99,8 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	if m.rope, err = ops.NewRope(rc); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
-	if m.sections, err = model.RopeSections(w); err != nil {
+	sections, err := model.RopeSections(w)
+	if err != nil {
 		return nil, err
 	}
 
@@ -160,6 +162,11 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 			return nil, err
 		}
 	}
+	m.kvConfig = opts.KVConfig(nLayers, &m.attn)
+	m.qk = make([]model.QK, nLayers)
+	for i, l := range m.layers {
+		m.qk[i] = model.QK{Attn: &m.attn, QNorm: l.qNorm, KNorm: l.kNorm, Eps: m.eps, Rope: m.rope, Sections: sections}
+	}
 	m.info = model.Info{
 		Arch:       arch,
 		Vocab:      vocab,
@@ -168,6 +175,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		ContextLen: w.Uint("context_length", 2048),
 	}
 	w.Summary(&m.info)
+	m.info.KVTokenBytes = m.kvConfig.TokenBytes()
 	return m, nil
 }
 
@@ -183,36 +191,32 @@ func (m *Model) Close() error {
 }
 
 type state struct {
-	pos, cap int
-	rope     model.RopeCursor
-	kv       model.Caches
+	kv   *kvcache.Cache
+	rope model.RopeCursor
 }
 
-func (s *state) Pos() int { return s.pos }
-func (s *state) Cap() int { return s.cap }
-func (s *state) Reset()   { s.pos = 0; s.rope.Reset() }
+func (s *state) Pos() int              { return s.kv.Len() }
+func (s *state) Cap() int              { return s.kv.Limit() }
+func (s *state) Reset()                { s.kv.Truncate(0); s.rope.Reset() }
+func (s *state) Grow(n int) error      { return s.kv.Reserve(s.kv.Len() + n) }
+func (s *state) Clone() model.State    { return &state{kv: s.kv.Fork(), rope: s.rope} }
+func (s *state) cache() *kvcache.Cache { return s.kv }
 func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes()}
 }
 
 func (s *state) Truncate(n int) bool {
-	if n < 0 || n > s.pos {
+	if n < 0 || n > s.kv.Len() {
 		return false
 	}
 	if n == 0 {
 		s.rope.Reset()
-	} else if n < s.pos && s.rope.Shifted() {
+	} else if n < s.kv.Len() && s.rope.Shifted() {
 		// The positions of the kept elements are not recorded.
 		return false
 	}
-	s.pos = n
+	s.kv.Truncate(n)
 	return true
-}
-
-func (s *state) Clone() model.State {
-	c := *s
-	c.kv = s.kv.Clone()
-	return &c
 }
 
 // NewState implements model.Model.
@@ -220,9 +224,9 @@ func (m *Model) NewState(ctx int) (model.State, error) {
 	if ctx <= 0 {
 		return nil, fmt.Errorf("llama: context size %d", ctx)
 	}
-	kv, err := model.NewKV(len(m.layers), ctx, m.attn.KVHeads*m.attn.HeadDim, m.kvType)
+	kv, err := kvcache.New(m.kvConfig, ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &state{cap: ctx, kv: kv}, nil
+	return &state{kv: kv}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"trit/hadamard"
 	"trit/kernels"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
@@ -47,6 +48,7 @@ type deltaNet struct {
 type attention struct {
 	q, k, v, o   proj // q holds query and gate interleaved per head
 	qNorm, kNorm []float32
+	qk           model.QK
 }
 
 type layer struct {
@@ -79,7 +81,7 @@ type Model struct {
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
-	kvType      string
+	kvConfig    kvcache.Config
 	rope        *ops.Rope
 	sections    [4]int // M-RoPE sections (t, h, w, e pairs); zero for plain RoPE
 
@@ -116,7 +118,7 @@ const maxDim = 1 << 20
 
 func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
 	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool, grouped: arch == "qwen3next", kvType: opts.KVType}
+	m := &Model{file: f, pool: pool, grouped: arch == "qwen3next"}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -249,6 +251,12 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	if ld.err != nil {
 		return nil, ld.err
 	}
+	m.kvConfig = opts.KVConfig(m.nKV, &m.attn)
+	for i := range m.layers {
+		if a := m.layers[i].at; a != nil {
+			a.qk = model.QK{Attn: &m.attn, QNorm: a.qNorm, KNorm: a.kNorm, Eps: m.eps, Rope: m.rope, Sections: m.sections}
+		}
+	}
 	if decl != nil {
 		for _, n := range append(decl.WeightNames, decl.InverseWeightNames...) {
 			if !ld.used[n] {
@@ -265,6 +273,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		Recurrent:  true,
 	}
 	w.Summary(&m.info)
+	m.info.KVTokenBytes = m.kvConfig.TokenBytes()
 	if decl != nil {
 		m.info.Notes = append(m.info.Notes, fmt.Sprintf("Hadamard-rotated weights: %d matrices, block %d, signs %s", len(decl.WeightNames), decl.BlockSize, decl.SignMode))
 	}
