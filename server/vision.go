@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -73,15 +72,18 @@ func (s *Server) promptInput(ctx context.Context, b *loadedBackend, prompt strin
 			return nil, nil, nil, err
 		}
 		t0 := time.Now()
+		// An error of the tower's loading is the server's (500); one of
+		// encoding this image is the request's (400).
+		var bad error
 		err = b.Vision.Use(func(t *vision.Tower) error {
-			imgs[i], err = t.EncodeImage(data, picture.Limits{}, cfg.Budget)
-			return err
+			imgs[i], bad = t.EncodeImage(data, picture.Limits{}, cfg.Budget)
+			return nil
 		})
 		if err != nil {
-			if errors.Is(err, picture.ErrFormat) || errors.Is(err, picture.ErrTooLarge) || strings.HasPrefix(err.Error(), "picture:") {
-				return nil, nil, nil, badRequest(param, "image %d: %v", i, err)
-			}
 			return nil, nil, nil, err
+		}
+		if bad != nil {
+			return nil, nil, nil, badRequest(param, "image %d: %v", i, bad)
 		}
 		s.m.observeImage(time.Since(t0))
 	}

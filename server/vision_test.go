@@ -208,8 +208,10 @@ func TestImageBadInput(t *testing.T) {
 		{"fetch 404", Images{AllowURLs: true}, imageRequest("x", slow.URL+"/missing"), "404"},
 	}
 	ts := startServer(t, Config{Backend: b, Images: Images{AllowURLs: true}})
-	if code, body := ts.post(t, "/v1/chat/completions", imageRequest("x", slow.URL+"/a.png")); code != 200 {
-		t.Fatalf("allowed http URL: %d %s", code, body)
+	// Several images in one message: a data: URL and, with the flag, an
+	// http URL.
+	if code, body := ts.post(t, "/v1/chat/completions", imageRequest("x", good, slow.URL+"/a.png")); code != 200 {
+		t.Fatalf("two images, one by http URL: %d %s", code, body)
 	}
 	ts.stop()
 	for _, tt := range tests {
