@@ -111,8 +111,10 @@ func Decode(data []byte, lim Limits) (*RGB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("picture: %s: %w", d.name, err)
 		}
+		// A GIF's first frame may cover part of its logical screen; no
+		// image may be larger than its header said.
 		b := img.Bounds()
-		if b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		if b.Dx() <= 0 || b.Dy() <= 0 || b.Dx() > cfg.Width || b.Dy() > cfg.Height {
 			return nil, fmt.Errorf("picture: %s: decoded %d×%d pixels, header says %d×%d", d.name, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 		}
 		m := toRGB(img)

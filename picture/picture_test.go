@@ -323,3 +323,24 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestGIFFirstFrameSmaller: a first frame covering part of the logical
+// screen decodes to the frame.
+func TestGIFFirstFrameSmaller(t *testing.T) {
+	f := image.NewPaletted(image.Rect(2, 1, 6, 4), palette.Plan9)
+	for i := range f.Pix {
+		f.Pix[i] = 3
+	}
+	var buf bytes.Buffer
+	g := &gif.GIF{Image: []*image.Paletted{f}, Delay: []int{0}, Config: image.Config{ColorModel: f.Palette, Width: 8, Height: 6}}
+	if err := gif.EncodeAll(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Decode(buf.Bytes(), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.W != 4 || m.H != 3 {
+		t.Fatalf("got %d×%d, want the 4×3 frame", m.W, m.H)
+	}
+}

@@ -129,6 +129,7 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 				fmt.Fprintf(stdout, "(image not attached: %v)\n", err)
 				continue
 			}
+			img[0].Pixels = nil // the conversation keeps only the rows
 			pending = append(pending, img...)
 			fmt.Fprintf(stdout, "(image attached to the next message: %d tokens)\n", img[0].N())
 			continue
