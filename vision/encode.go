@@ -9,7 +9,7 @@ import (
 
 // scratch is the activations of one Encode call.
 type scratch struct {
-	h, x, qkv, att, mid, kt []float32
+	h, x, qkv, att, mid, kt, vp []float32
 }
 
 // Encode runs the tower on preprocessed pixels whose size is a multiple of
@@ -227,11 +227,19 @@ const queryTile = 32
 func (t *Tower) attend(s *scratch, np int) {
 	C := t.hidden
 	d := C / t.heads
+	// Values padded with zero columns to a multiple of MulAdd's tile width
+	// (72 → 80), so that the weighted sum runs in its register tiles alone
+	// rather than finishing each row's last columns in plain Go.
+	_, tc := ops.MulAddTile()
+	dp := (d + tc - 1) / tc * tc
 	// Keys transposed per head, so q·kᵀ is a product of row-major matrices.
 	if cap(s.kt) < np*C {
 		s.kt = make([]float32, np*C)
 	}
-	kt := s.kt[:np*C]
+	if cap(s.vp) < np*t.heads*dp {
+		s.vp = make([]float32, np*t.heads*dp)
+	}
+	kt, vp := s.kt[:np*C], s.vp[:np*t.heads*dp]
 	t.pool.For(t.heads, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
 			for j := range np {
@@ -239,14 +247,17 @@ func (t *Tower) attend(s *scratch, np int) {
 				for i := range d {
 					kt[(h*d+i)*np+j] = k[i]
 				}
+				v := vp[(h*np+j)*dp : (h*np+j+1)*dp]
+				copy(v, s.qkv[j*3*C+2*C+h*d:j*3*C+2*C+(h+1)*d])
+				clear(v[d:])
 			}
 		}
 	})
-	clear(s.att)
 	tiles := (np + queryTile - 1) / queryTile
 	scale := float32(1 / math.Sqrt(float64(d)))
 	t.pool.For(t.heads*tiles, func(lo, hi int) {
 		sc := make([]float32, queryTile*np)
+		out := make([]float32, queryTile*dp)
 		for item := lo; item < hi; item++ {
 			h, q0 := item/tiles, item%tiles*queryTile
 			m := min(queryTile, np-q0)
@@ -258,7 +269,12 @@ func (t *Tower) attend(s *scratch, np int) {
 				ops.Scale(row, scale)
 				ops.Softmax(row)
 			}
-			ops.MulAdd(s.att[q0*C+h*d:], C, sc, np, 1, s.qkv[2*C+h*d:], 3*C, m, d, np)
+			o := out[:m*dp]
+			clear(o)
+			ops.MulAdd(o, dp, sc, np, 1, vp[h*np*dp:], dp, m, dp, np)
+			for r := range m {
+				copy(s.att[(q0+r)*C+h*d:(q0+r)*C+(h+1)*d], o[r*dp:r*dp+d])
+			}
 		}
 	})
 }
