@@ -8,6 +8,8 @@ require (
 	golang.org/x/text v0.44.0
 )
 
+require golang.org/x/image v0.48.0
+
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/openai/openai-go/v3 v3.99.0

@@ -21,6 +21,9 @@ type AttnSeq struct {
 	Cache      *kvcache.Cache
 	Q, Out     []float32 // NTok×Heads×HeadDim each
 	Pos0, NTok int
+	// Rope holds the tokens' rotary position ids where they are not their
+	// cache positions (images, M-RoPE; see PlaceRope); nil otherwise.
+	Rope [][4]int
 }
 
 // splitTokens is the most query tokens per sequence for which Attend

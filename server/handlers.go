@@ -272,7 +272,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, badRequest("messages", "rendering the chat template: %v", err))
 		return
 	}
-	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+	ids, in, keys, err := s.promptInput(r.Context(), b, prompt, imageURLs(req.Messages), "messages")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := checkPrompt(ids, b.ctx, "messages"); err != nil {
 		writeError(w, err)
 		return
@@ -288,6 +292,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		return
 	}
 	j := newJob(r.Context(), ids, p)
+	j.in, j.keys = in, keys
 	if err := s.submit(b, j); err != nil {
 		writeError(w, err)
 		return
