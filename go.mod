@@ -4,11 +4,11 @@ go 1.26.0
 
 require (
 	github.com/ardanlabs/jinja v1.8.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/image v0.48.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
 )
-
-require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect

@@ -27,7 +27,7 @@ type Engine struct {
 	// (default 512): it bounds the activation memory of prefill.
 	Batch int
 	// Sampling are the default sampler settings: the model's own, where
-	// the file declares them (model.Sampling), else sample.DefaultParams.
+	// the file declares them (sample.FromMetadata), else sample.DefaultParams.
 	Sampling sample.Params
 }
 
@@ -61,12 +61,12 @@ func FromFile(f *gguf.File, opts model.Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	return &Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Sampling: model.Sampling(f, sample.DefaultParams())}, nil
+	return &Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Sampling: sample.FromMetadata(f, sample.DefaultParams())}, nil
 }
 
 // Defaults returns the engine's default sampler settings: Sampling, or
@@ -104,6 +104,13 @@ var ErrContextFull = errors.New("engine: prompt does not fit in the context")
 // Prefill feeds tokens through the model into st in batches and returns
 // the logits after the last one.
 func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
+	return e.PrefillInput(st, model.Input{Tokens: tokens}, logits)
+}
+
+// PrefillInput is Prefill for a prompt that may hold embedding rows
+// (images) and explicit positions.
+func (e *Engine) PrefillInput(st model.State, in model.Input, logits []float32) error {
+	tokens := in.Tokens
 	if len(tokens) == 0 {
 		return fmt.Errorf("engine: empty prompt")
 	}
@@ -116,7 +123,7 @@ func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
 	}
 	for i := 0; i < len(tokens); i += b {
 		j := min(i+b, len(tokens))
-		step := model.Step{State: st, Tokens: tokens[i:j]}
+		step := in.Step(st, i, j)
 		if j == len(tokens) {
 			step.Logits = logits
 		}
@@ -132,20 +139,34 @@ func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
 // complete UTF-8 and cannot be the start of a stop string. emit may return
 // an error to stop early; ctx cancellation stops between tokens.
 func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p Params, emit func(string) error) (*Result, error) {
+	return e.GenerateInput(ctx, st, model.Input{Tokens: prompt}, p, emit)
+}
+
+// GenerateInput is Generate for a prompt that may hold embedding rows
+// (images) and explicit positions.
+func (e *Engine) GenerateInput(ctx context.Context, st model.State, in model.Input, p Params, emit func(string) error) (*Result, error) {
+	prompt := in.Tokens
 	res := &Result{PromptTokens: len(prompt)}
 	vocab := e.Model.Info().Vocab
 	logits := make([]float32, vocab)
 	smp := sample.New(p.Sample)
+	last := -1
 	for _, t := range prompt {
-		smp.Accept(t)
+		if t != model.EmbedToken {
+			smp.Accept(t)
+			last = t
+		}
+	}
+	dec := e.Tok.NewDecoder()
+	if last >= 0 {
+		dec = e.Tok.NewDecoderAfter(last)
 	}
 	t0 := time.Now()
-	if err := e.Prefill(st, prompt, logits); err != nil {
+	if err := e.PrefillInput(st, in, logits); err != nil {
 		return res, err
 	}
 	res.PromptTime = time.Since(t0)
 	t1 := time.Now()
-	dec := e.Tok.NewDecoderAfter(prompt[len(prompt)-1])
 	stop := sample.NewStopMatcher(p.Stop...)
 	var text []byte
 	out := func(s string) error {

@@ -135,6 +135,10 @@ func jobError(err error) error {
 	if errors.Is(err, ErrShutdown) {
 		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "shutting_down", Message: "the server shut down during the generation"}
 	}
+	if errors.Is(err, ErrKVBudget) {
+		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "kv_budget_exhausted",
+			Message: err.Error() + "; retry later, or start the server with a larger --kv-budget"}
+	}
 	return &APIError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 }
 
@@ -262,7 +266,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, badRequest("messages", "rendering the chat template: %v", err))
 		return
 	}
-	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+	ids, in, keys, err := s.promptInput(r.Context(), b, prompt, imageURLs(req.Messages), "messages")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	if err := checkPrompt(ids, b.ctx, "messages"); err != nil {
 		writeError(w, err)
 		return
@@ -285,7 +293,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 			p.gopts.Reasoning = grammar.MaybeReasoning
 		}
 	}
+	if err := req.logprobParams(&p); err != nil {
+		writeError(w, err)
+		return
+	}
 	j := newJob(r.Context(), ids, p)
+	j.in, j.keys = in, keys
 	if err := s.submit(b, j); err != nil {
 		writeError(w, err)
 		return
@@ -295,6 +308,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		out.tp = &chat.ToolCallParser{}
 	}
 	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: len(ids)}
+	if p.logprobs {
+		c.tok = b.Engine.Tok
+	}
 	if req.Stream {
 		c.stream(w, r, j, out, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	} else {
@@ -355,10 +371,10 @@ type chatMessage struct {
 }
 
 type chatChoice struct {
-	Index        int         `json:"index"`
-	Message      chatMessage `json:"message"`
-	FinishReason string      `json:"finish_reason"`
-	Logprobs     *struct{}   `json:"logprobs"`
+	Index        int           `json:"index"`
+	Message      chatMessage   `json:"message"`
+	FinishReason string        `json:"finish_reason"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
 }
 
 type chatResponse struct {
@@ -380,10 +396,10 @@ type chatDelta struct {
 }
 
 type chunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        chatDelta `json:"delta"`
-	FinishReason *string   `json:"finish_reason"`
-	Logprobs     *struct{} `json:"logprobs"`
+	Index        int           `json:"index"`
+	Delta        chatDelta     `json:"delta"`
+	FinishReason *string       `json:"finish_reason"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
 }
 
 type chatChunk struct {
@@ -405,6 +421,15 @@ type chatCall struct {
 	created int64
 	model   string
 	promptN int
+	tok     *tokenizer.Tokenizer // set when the request asks for logprobs
+}
+
+// logprobs takes the job's new logprobs entries when the request asks.
+func (c *chatCall) logprobs(j *job) []tokenLogprob {
+	if c.tok == nil {
+		return nil
+	}
+	return j.takeLogprobs()
 }
 
 func finishReason(res result, calls int) string {
@@ -417,11 +442,13 @@ func finishReason(res result, calls int) string {
 func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, j *job, out *chatOutput) {
 	var reasoning, content strings.Builder
 	var calls []toolCall
+	var lps []tokenLogprob
 	for {
 		if !wait(r, j) {
 			return
 		}
 		text, done, res := j.take()
+		lps = append(lps, c.logprobs(j)...)
 		rs, cs, tc := out.write(text, done)
 		reasoning.WriteString(rs)
 		content.WriteString(cs)
@@ -439,7 +466,7 @@ func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, j *job, out 
 		}
 		writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
 			SystemFingerprint: fingerprint,
-			Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(calls))}},
+			Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(calls)), Logprobs: toChatLogprobs(c.tok, lps)}},
 			Usage:             res.usage(c.promptN), Timings: res.timings()})
 		return
 	}
@@ -456,18 +483,25 @@ func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, j *job, out *c
 	if sse.data(c.chunk(chatDelta{Role: "assistant", Content: &empty}, nil)) != nil {
 		return
 	}
+	// Entries go out with the next chunk that carries text (the text of
+	// their tokens can be held back, e.g. for a possible stop string), and
+	// the rest with the last chunk.
+	var lps []tokenLogprob
 	for {
 		if !wait(r, j) {
 			return
 		}
 		text, done, res := j.take()
+		lps = append(lps, c.logprobs(j)...)
 		reasoning, content, calls := out.write(text, done)
 		if reasoning != "" || content != "" {
 			d := chatDelta{ReasoningContent: reasoning}
 			if content != "" {
 				d.Content = &content
 			}
-			if sse.data(c.chunk(d, nil)) != nil {
+			ch := c.chunk(d, nil)
+			ch.Choices[0].Logprobs, lps = toChatLogprobs(c.tok, lps), nil
+			if sse.data(ch) != nil {
 				return
 			}
 		}
@@ -491,6 +525,7 @@ func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, j *job, out *c
 		}
 		fr := finishReason(res, out.calls)
 		last := c.chunk(chatDelta{}, &fr)
+		last.Choices[0].Logprobs = toChatLogprobs(c.tok, lps)
 		last.Timings = res.timings()
 		if sse.data(last) != nil {
 			return
@@ -547,10 +582,10 @@ func promptIDs(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int, error) {
 }
 
 type completionChoice struct {
-	Text         string    `json:"text"`
-	Index        int       `json:"index"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Text         string              `json:"text"`
+	Index        int                 `json:"index"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }
 
 type completionResponse struct {
@@ -596,6 +631,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	if con != nil {
 		p.grammar = con.g
 	}
+	if err := req.logprobParams(&p); err != nil {
+		writeError(w, err)
+		return
+	}
 	j := newJob(r.Context(), ids, p)
 	if err := s.submit(b, j); err != nil {
 		writeError(w, err)
@@ -603,14 +642,35 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	}
 	resp := completionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(), Model: b.ModelID,
 		SystemFingerprint: fingerprint}
+	// echo returns the prompt's text before the completion's.
+	echo := ""
+	if req.Echo {
+		echo = b.Engine.Tok.Decode(ids)
+	}
+	// lp collects logprobs entries (nil: not asked for); offset is the
+	// byte offset of the next entry's token text.
+	var lp *completionLogprobs
+	offset := 0
+	takeLogprobs := func() *completionLogprobs {
+		if !p.logprobs {
+			return nil
+		}
+		if lp == nil || req.Stream {
+			lp = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+		}
+		offset = lp.append(b.Engine.Tok, j.takeLogprobs(), offset)
+		return lp
+	}
 	if !req.Stream {
 		var text strings.Builder
+		text.WriteString(echo)
 		for {
 			if !wait(r, j) {
 				return
 			}
 			t, done, res := j.take()
 			text.WriteString(t)
+			takeLogprobs()
 			if !done {
 				continue
 			}
@@ -618,7 +678,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 				writeError(w, jobError(res.err))
 				return
 			}
-			resp.Choices = []completionChoice{{Text: text.String(), FinishReason: &res.finish}}
+			resp.Choices = []completionChoice{{Text: text.String(), FinishReason: &res.finish, Logprobs: lp}}
 			resp.Usage, resp.Timings = res.usage(len(ids)), res.timings()
 			writeJSON(w, http.StatusOK, resp)
 			return
@@ -631,8 +691,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 			return
 		}
 		t, done, res := j.take()
-		if t != "" {
-			resp.Choices = []completionChoice{{Text: t}}
+		t, echo = echo+t, ""
+		if l := takeLogprobs(); t != "" || (l != nil && len(l.Tokens) > 0) {
+			resp.Choices = []completionChoice{{Text: t, Logprobs: l}}
 			if sse.data(resp) != nil {
 				return
 			}

@@ -27,6 +27,8 @@ import (
 
 	"trit/chat"
 	"trit/engine"
+	"trit/model/kvcache"
+	"trit/vision"
 )
 
 // Config controls a Server. The zero value of every field but Backend has
@@ -54,6 +56,8 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Logger receives request and lifecycle logs (default slog.Default()).
 	Logger *slog.Logger
+	// Images configures image input.
+	Images Images
 }
 
 // Backend is a loaded model with what serving it needs.
@@ -63,6 +67,11 @@ type Backend struct {
 	Template *chat.Template
 	// ModelID is the name /v1/models reports (default "trit").
 	ModelID string
+	// KVBudget, if set, is the budget the model's caches draw from
+	// (model.Options.KVBudget); /metrics reports it.
+	KVBudget *kvcache.Budget
+	// Vision is the image tower (nil: image requests get a 400).
+	Vision *vision.Lazy
 }
 
 // Server serves the OpenAI-compatible API. Create it with New.
@@ -109,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Images.defaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, m: newMetrics(), created: time.Now().Unix()}
 	s.handler = s.routes()
 	if cfg.Backend != nil {
@@ -140,12 +150,20 @@ func (s *Server) Load(b *Backend) error {
 	if bb.ModelID == "" {
 		bb.ModelID = "trit"
 	}
+	if bb.Vision != nil {
+		s.m.mu.Lock()
+		s.m.towerBytes = bb.Vision.Resident
+		s.m.mu.Unlock()
+	}
 	ctx := s.cfg.Context
 	if train := bb.Engine.Model.Info().ContextLen; ctx <= 0 || (train > 0 && ctx > train) {
 		ctx = train
 	}
 	if ctx <= 0 {
 		ctx = 4096
+	}
+	if bb.KVBudget != nil {
+		s.m.kvLimit.Store(bb.KVBudget.Limit())
 	}
 	sc, err := newSched(bb.Engine, s.cfg.Parallel, ctx, s.cfg.Queue, s.m)
 	if err != nil {

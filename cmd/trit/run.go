@@ -11,12 +11,13 @@ import (
 	"trit/engine"
 	"trit/grammar"
 	"trit/tokenizer"
+	"trit/vision"
 )
 
 func init() {
 	register(&command{
 		name:  "run",
-		usage: "[-m MODEL] [-p PROMPT | PROMPT] [-n N] [-c CTX] [-t THREADS] [--temp T] ...",
+		usage: "[-m MODEL] [-p PROMPT | PROMPT] [--mmproj P --image I ...] [-n N] [-c CTX] [-t THREADS] [--temp T] ...",
 		short: "complete a prompt, streaming the text to stdout",
 		run:   runRun,
 	})
@@ -49,8 +50,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var grammarFile, schemaFile string
 	fs.StringVar(&grammarFile, "grammar-file", "", "constrain the output to the GBNF grammar in `file` (llama.cpp syntax)")
 	fs.StringVar(&schemaFile, "json-schema", "", "constrain the output to JSON valid under the JSON Schema in `file`")
+	var vf visionFlags
+	var images stringList
+	vf.register(fs)
+	fs.Var(&images, "image", "image `file` (repeatable), placed at each "+vision.Marker+" in the prompt, or before it; needs --mmproj")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if len(images) > 0 && vf.mmproj == "" {
+		return errNoVision
 	}
 	g, err := constraintGrammar(grammarFile, schemaFile)
 	if err != nil {
@@ -72,9 +80,27 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ids := l.eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: special})
-	if len(ids) == 0 {
+	lz, err := vf.lazy(mf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	if lz != nil {
+		defer lz.Close()
+	}
+	imgs, err := vf.encodeFiles(lz, images, stderr)
+	if err != nil {
+		return err
+	}
+	seq, err := vision.BuildSequence(l.eng.Tok, prompt, imgs, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: special})
+	if err != nil {
+		return err
+	}
+	if len(seq.Tokens) == 0 {
 		return fmt.Errorf("the prompt is empty and the model adds no BOS token: give a prompt")
+	}
+	in := seq.Input
+	if len(imgs) == 0 {
+		in.Pos = nil // plain text: positions follow the state
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -85,7 +111,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	res, err := l.eng.Generate(ctx, st, ids, p, func(s string) error { _, err := io.WriteString(stdout, s); return err })
+	res, err := l.eng.GenerateInput(ctx, st, in, p, func(s string) error { _, err := io.WriteString(stdout, s); return err })
 	fmt.Fprintln(stdout)
 	if err != nil {
 		return err
