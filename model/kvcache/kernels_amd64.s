@@ -2,6 +2,39 @@
 
 #include "textflag.h"
 
+// ZERO8 and ZERO16 clear the accumulators Z0–Z7 and Z0–Z15; STORE8
+// writes Z0–Z7 to 512 bytes at DI.
+#define ZERO8 \
+	VPXORD Z0, Z0, Z0 \
+	VPXORD Z1, Z1, Z1 \
+	VPXORD Z2, Z2, Z2 \
+	VPXORD Z3, Z3, Z3 \
+	VPXORD Z4, Z4, Z4 \
+	VPXORD Z5, Z5, Z5 \
+	VPXORD Z6, Z6, Z6 \
+	VPXORD Z7, Z7, Z7
+
+#define ZERO16 \
+	ZERO8 \
+	VPXORD Z8, Z8, Z8 \
+	VPXORD Z9, Z9, Z9 \
+	VPXORD Z10, Z10, Z10 \
+	VPXORD Z11, Z11, Z11 \
+	VPXORD Z12, Z12, Z12 \
+	VPXORD Z13, Z13, Z13 \
+	VPXORD Z14, Z14, Z14 \
+	VPXORD Z15, Z15, Z15
+
+#define STORE8 \
+	VMOVUPS Z0, (DI) \
+	VMOVUPS Z1, 64(DI) \
+	VMOVUPS Z2, 128(DI) \
+	VMOVUPS Z3, 192(DI) \
+	VMOVUPS Z4, 256(DI) \
+	VMOVUPS Z5, 320(DI) \
+	VMOVUPS Z6, 384(DI) \
+	VMOVUPS Z7, 448(DI)
+
 // The attention kernels of the AVX-512 tier. Rows are head rows of hd
 // elements, hd a multiple of 64; the Go wrappers (kernels_amd64.go) check
 // the lengths. Every score and every accumulated value is computed in one
@@ -24,14 +57,7 @@ TEXT ·dotsTF32AVX512(SB), NOSPLIT, $0-72
 	SHRQ $7, CX             // groups of 128 keys
 
 tf32grp:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO8
 	MOVQ   R10, SI
 	MOVQ   R8, DX
 	MOVQ   R9, BX
@@ -50,14 +76,7 @@ tf32dim:
 	ADDQ         $4, DX
 	DECQ         BX
 	JNZ          tf32dim
-	VMOVUPS      Z0, (DI)
-	VMOVUPS      Z1, 64(DI)
-	VMOVUPS      Z2, 128(DI)
-	VMOVUPS      Z3, 192(DI)
-	VMOVUPS      Z4, 256(DI)
-	VMOVUPS      Z5, 320(DI)
-	VMOVUPS      Z6, 384(DI)
-	VMOVUPS      Z7, 448(DI)
+	STORE8
 	ADDQ         $512, DI
 	ADDQ         $512, R10
 	DECQ         CX
@@ -76,14 +95,7 @@ TEXT ·dotsTF16AVX512(SB), NOSPLIT, $0-72
 	SHRQ $7, CX
 
 tf16grp:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO8
 	MOVQ   R10, SI
 	MOVQ   R8, DX
 	MOVQ   R9, BX
@@ -110,14 +122,7 @@ tf16dim:
 	ADDQ         $4, DX
 	DECQ         BX
 	JNZ          tf16dim
-	VMOVUPS      Z0, (DI)
-	VMOVUPS      Z1, 64(DI)
-	VMOVUPS      Z2, 128(DI)
-	VMOVUPS      Z3, 192(DI)
-	VMOVUPS      Z4, 256(DI)
-	VMOVUPS      Z5, 320(DI)
-	VMOVUPS      Z6, 384(DI)
-	VMOVUPS      Z7, 448(DI)
+	STORE8
 	ADDQ         $512, DI
 	ADDQ         $256, R10
 	DECQ         CX
@@ -481,22 +486,7 @@ TEXT ·dotsT256F16AVX512(SB), NOSPLIT, $0-72
 	MOVQ q_base+24(FP), DX
 	MOVQ q_len+32(FP), BX
 	MOVQ kt_base+48(FP), SI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO16
 
 t256dim:
 	PREFETCHT0   2048(SI)
@@ -544,14 +534,7 @@ t256dim:
 	ADDQ         $4, DX
 	DECQ         BX
 	JNZ          t256dim
-	VMOVUPS      Z0, (DI)
-	VMOVUPS      Z1, 64(DI)
-	VMOVUPS      Z2, 128(DI)
-	VMOVUPS      Z3, 192(DI)
-	VMOVUPS      Z4, 256(DI)
-	VMOVUPS      Z5, 320(DI)
-	VMOVUPS      Z6, 384(DI)
-	VMOVUPS      Z7, 448(DI)
+	STORE8
 	VMOVUPS      Z8, 512(DI)
 	VMOVUPS      Z9, 576(DI)
 	VMOVUPS      Z10, 640(DI)
@@ -572,14 +555,7 @@ TEXT ·accF16x128AVX512(SB), NOSPLIT, $0-72
 	MOVQ p_base+24(FP), DX
 	MOVQ p_len+32(FP), CX
 	MOVQ v_base+48(FP), SI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO8
 	TESTQ  CX, CX
 	JZ     a128store
 
@@ -611,14 +587,7 @@ a128row:
 	JNZ          a128row
 
 a128store:
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
+	STORE8
 	VZEROUPPER
 	RET
 
@@ -629,14 +598,7 @@ TEXT ·accF32x128AVX512(SB), NOSPLIT, $0-72
 	MOVQ p_base+24(FP), DX
 	MOVQ p_len+32(FP), CX
 	MOVQ v_base+48(FP), SI
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
+	ZERO8
 	TESTQ  CX, CX
 	JZ     b128store
 
@@ -656,14 +618,7 @@ b128row:
 	JNZ          b128row
 
 b128store:
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS Z3, 192(DI)
-	VMOVUPS Z4, 256(DI)
-	VMOVUPS Z5, 320(DI)
-	VMOVUPS Z6, 384(DI)
-	VMOVUPS Z7, 448(DI)
+	STORE8
 	VZEROUPPER
 	RET
 
@@ -716,22 +671,7 @@ TEXT ·dotsT4F32AVX512(SB), NOSPLIT, $0-80
 	SHLQ $2, R11            // bytes of a q row
 
 t4grp:
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
+	ZERO16
 	MOVQ   R10, SI
 	MOVQ   R8, DX
 	MOVQ   R9, BX
