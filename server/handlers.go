@@ -9,7 +9,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
-	"strings"
 	"time"
 
 	"trit/chat"
@@ -221,82 +220,51 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		writeError(w, err)
 		return
 	}
-	msgs, err := toChat(req.Messages)
+	gr, err := req.request()
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	thinking, extra, err := parseKwargs(req.ChatTemplateKwargs)
+	g, err := s.start(r, b, gr)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	jsonMode := false
-	if rf := req.ResponseFormat; rf != nil {
+	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: g.promptN}
+	if req.Stream {
+		c.stream(w, r, g, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+	} else {
+		c.complete(w, r, g)
+	}
+}
+
+// request translates a chat completion request.
+func (c *chatRequest) request() (*genRequest, error) {
+	msgs, err := toChat(c.Messages)
+	if err != nil {
+		return nil, err
+	}
+	thinking, extra, err := parseKwargs(c.ChatTemplateKwargs)
+	if err != nil {
+		return nil, err
+	}
+	req := &genRequest{messages: msgs, thinking: thinking, extra: extra, sampling: c.samplingFields, promptParam: "messages"}
+	if rf := c.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "", "text":
 		case "json_object", "json_schema":
-			jsonMode = true
-			if thinking == nil {
-				// The constraint applies from the first token: no room for a
-				// reasoning block.
-				off := false
-				thinking = &off
-			}
+			req.json = true
 		default:
-			writeError(w, badRequest("response_format.type", "unknown response_format type %q (text, json_object or json_schema)", rf.Type))
-			return
+			return nil, badRequest("response_format.type", "unknown response_format type %q (text, json_object or json_schema)", rf.Type)
 		}
 	}
-	tools := req.Tools
-	if len(tools) > maxTools {
-		writeError(w, badRequest("tools", "more than %d tools", maxTools))
-		return
+	if len(c.Tools) > maxTools {
+		return nil, badRequest("tools", "more than %d tools", maxTools)
 	}
-	if tc := bytes.TrimSpace(req.ToolChoice); string(tc) == `"none"` {
-		tools = nil
+	if tc := bytes.TrimSpace(c.ToolChoice); string(tc) != `"none"` {
+		req.tools = c.Tools
 	}
-	opts := chat.Options{AddGenerationPrompt: true, EnableThinking: thinking, Extra: extra}
-	for _, t := range tools {
-		opts.Tools = append(opts.Tools, chat.Tool(t))
-	}
-	if eos := b.Engine.Tok.EOS(); eos >= 0 {
-		opts.EOSToken = b.Engine.Tok.Token(eos)
-	}
-	prompt, err := b.Template.Render(msgs, opts)
-	if err != nil {
-		writeError(w, badRequest("messages", "rendering the chat template: %v", err))
-		return
-	}
-	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
-	if err := checkPrompt(ids, b.ctx, "messages"); err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := req.params(b.ctx, max(1, b.ctx-len(ids)), b.Engine.Defaults(), randomSeed)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	p.json = jsonMode
-	j := newJob(r.Context(), ids, p)
-	if err := s.submit(b, j); err != nil {
-		writeError(w, err)
-		return
-	}
-	// A prompt ending in <think> has the model start inside its reasoning,
-	// except in JSON mode, where the answer itself starts at once.
-	startThinking := !jsonMode && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
-	out := &chatOutput{rp: chat.ReasoningParser{StartInReasoning: startThinking}}
-	if len(tools) > 0 {
-		out.tp = &chat.ToolCallParser{}
-	}
-	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: len(ids)}
-	if req.Stream {
-		c.stream(w, r, j, out, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
-	} else {
-		c.complete(w, r, j, out)
-	}
+	return req, nil
 }
 
 // chatOutput splits generated text into reasoning, content and tool calls.
@@ -306,29 +274,29 @@ type chatOutput struct {
 	calls int
 }
 
-// write parses a piece of text (flush: the end) into deltas.
-func (o *chatOutput) write(text string, flush bool) (reasoning, content string, calls []toolCall) {
+// write parses a piece of text (flush: the end) into a delta.
+func (o *chatOutput) write(text string, flush bool) delta {
+	var d delta
+	d.reasoning, d.content = o.rp.Write(text)
 	if flush {
-		reasoning, content = o.rp.Write(text)
 		r2, c2 := o.rp.Flush()
-		reasoning, content = reasoning+r2, content+c2
-	} else {
-		reasoning, content = o.rp.Write(text)
+		d.reasoning, d.content = d.reasoning+r2, d.content+c2
 	}
 	if o.tp == nil {
-		return reasoning, content, nil
+		return d
 	}
-	c, cc := o.tp.Write(content)
+	c, cc := o.tp.Write(d.content)
 	if flush {
 		c2, cc2 := o.tp.Flush()
 		c, cc = c+c2, append(cc, cc2...)
 	}
+	d.content = c
 	for _, tc := range cc {
-		calls = append(calls, toolCall{Index: o.calls, ID: newID("call_"), Type: "function",
+		d.calls = append(d.calls, toolCall{Index: o.calls, ID: newID("call_"), Type: "function",
 			Function: toolFunction{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 		o.calls++
 	}
-	return reasoning, c, calls
+	return d
 }
 
 // Response shapes of the chat API.
@@ -411,35 +379,23 @@ func finishReason(res result, calls int) string {
 	return res.finish
 }
 
-func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, j *job, out *chatOutput) {
-	var reasoning, content strings.Builder
-	var calls []toolCall
-	for {
-		if !wait(r, j) {
-			return
-		}
-		text, done, res := j.take()
-		rs, cs, tc := out.write(text, done)
-		reasoning.WriteString(rs)
-		content.WriteString(cs)
-		calls = append(calls, tc...)
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
-			return
-		}
-		msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
-		if s := content.String(); s != "" || len(calls) == 0 {
-			msg.Content = &s
-		}
-		writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-			SystemFingerprint: fingerprint,
-			Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(calls))}},
-			Usage:             res.usage(c.promptN), Timings: res.timings()})
+func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, g *generation) {
+	d, res, ok := g.answer(r)
+	if !ok {
 		return
 	}
+	if res.err != nil {
+		writeError(w, jobError(res.err))
+		return
+	}
+	msg := chatMessage{Role: "assistant", ReasoningContent: d.reasoning, ToolCalls: d.calls}
+	if d.content != "" || len(d.calls) == 0 {
+		msg.Content = &d.content
+	}
+	writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		SystemFingerprint: fingerprint,
+		Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(d.calls))}},
+		Usage:             res.usage(c.promptN), Timings: res.timings()})
 }
 
 func (c *chatCall) chunk(d chatDelta, finish *string) chatChunk {
@@ -447,63 +403,62 @@ func (c *chatCall) chunk(d chatDelta, finish *string) chatChunk {
 		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
 }
 
-func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, j *job, out *chatOutput, includeUsage bool) {
+func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, g *generation, includeUsage bool) {
 	sse := newSSE(w)
 	empty := ""
 	if sse.data(c.chunk(chatDelta{Role: "assistant", Content: &empty}, nil)) != nil {
 		return
 	}
-	for {
-		if !wait(r, j) {
-			return
-		}
-		text, done, res := j.take()
-		reasoning, content, calls := out.write(text, done)
-		if reasoning != "" || content != "" {
-			d := chatDelta{ReasoningContent: reasoning}
-			if content != "" {
-				d.Content = &content
+	calls := 0
+	res, ok := g.each(r, func(d delta) error {
+		if d.reasoning != "" || d.content != "" {
+			cd := chatDelta{ReasoningContent: d.reasoning}
+			if d.content != "" {
+				cd.Content = &d.content
 			}
-			if sse.data(c.chunk(d, nil)) != nil {
-				return
+			if err := sse.data(c.chunk(cd, nil)); err != nil {
+				return err
 			}
 		}
-		for _, tc := range calls {
+		for _, tc := range d.calls {
 			// Name and id once, then the arguments as a fragment, as
 			// OpenAI streams them.
 			head := tc
 			head.Function.Arguments = ""
 			args := toolCall{Index: tc.Index, Function: toolFunction{Arguments: tc.Function.Arguments}}
-			if sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{head}}, nil)) != nil ||
-				sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{args}}, nil)) != nil {
-				return
+			if err := sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{head}}, nil)); err != nil {
+				return err
 			}
-		}
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			sse.fail(res.err)
-			return
-		}
-		fr := finishReason(res, out.calls)
-		last := c.chunk(chatDelta{}, &fr)
-		last.Timings = res.timings()
-		if sse.data(last) != nil {
-			return
-		}
-		if includeUsage {
-			u := c.chunk(chatDelta{}, nil)
-			u.Choices = []chunkChoice{}
-			u.Usage = res.usage(c.promptN)
-			u.Timings = res.timings()
-			if sse.data(u) != nil {
-				return
+			if err := sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{args}}, nil)); err != nil {
+				return err
 			}
+			calls++
 		}
-		sse.done()
+		return nil
+	})
+	if !ok {
 		return
 	}
+	if res.err != nil {
+		sse.fail(res.err)
+		return
+	}
+	fr := finishReason(res, calls)
+	last := c.chunk(chatDelta{}, &fr)
+	last.Timings = res.timings()
+	if sse.data(last) != nil {
+		return
+	}
+	if includeUsage {
+		u := c.chunk(chatDelta{}, nil)
+		u.Choices = []chunkChoice{}
+		u.Usage = res.usage(c.promptN)
+		u.Timings = res.timings()
+		if sse.data(u) != nil {
+			return
+		}
+	}
+	sse.done()
 }
 
 // promptIDs reads the legacy "prompt": a string, one-string array, token
@@ -576,78 +531,54 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 		writeError(w, err)
 		return
 	}
-	if err := checkPrompt(ids, b.ctx, "prompt"); err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := req.params(b.ctx, defaultCompletionTokens, b.Engine.Defaults(), randomSeed)
+	g, err := s.start(r, b, &genRequest{raw: true, prompt: ids, sampling: req.samplingFields,
+		defaultMax: defaultCompletionTokens, promptParam: "prompt"})
 	if err != nil {
-		writeError(w, err)
-		return
-	}
-	j := newJob(r.Context(), ids, p)
-	if err := s.submit(b, j); err != nil {
 		writeError(w, err)
 		return
 	}
 	resp := completionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(), Model: b.ModelID,
 		SystemFingerprint: fingerprint}
 	if !req.Stream {
-		var text strings.Builder
-		for {
-			if !wait(r, j) {
-				return
-			}
-			t, done, res := j.take()
-			text.WriteString(t)
-			if !done {
-				continue
-			}
-			if res.err != nil {
-				writeError(w, jobError(res.err))
-				return
-			}
-			resp.Choices = []completionChoice{{Text: text.String(), FinishReason: &res.finish}}
-			resp.Usage, resp.Timings = res.usage(len(ids)), res.timings()
-			writeJSON(w, http.StatusOK, resp)
+		d, res, ok := g.answer(r)
+		if !ok {
 			return
 		}
+		if res.err != nil {
+			writeError(w, jobError(res.err))
+			return
+		}
+		resp.Choices = []completionChoice{{Text: d.content, FinishReason: &res.finish}}
+		resp.Usage, resp.Timings = res.usage(g.promptN), res.timings()
+		writeJSON(w, http.StatusOK, resp)
+		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	sse := newSSE(w)
-	for {
-		if !wait(r, j) {
-			return
-		}
-		t, done, res := j.take()
-		if t != "" {
-			resp.Choices = []completionChoice{{Text: t}}
-			if sse.data(resp) != nil {
-				return
-			}
-		}
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			sse.fail(res.err)
-			return
-		}
-		resp.Choices = []completionChoice{{FinishReason: &res.finish}}
-		resp.Timings = res.timings()
+	res, ok := g.each(r, func(d delta) error {
+		resp.Choices = []completionChoice{{Text: d.content}}
+		return sse.data(resp)
+	})
+	if !ok {
+		return
+	}
+	if res.err != nil {
+		sse.fail(res.err)
+		return
+	}
+	resp.Choices = []completionChoice{{FinishReason: &res.finish}}
+	resp.Timings = res.timings()
+	if sse.data(resp) != nil {
+		return
+	}
+	if includeUsage {
+		resp.Choices = []completionChoice{}
+		resp.Usage = res.usage(g.promptN)
 		if sse.data(resp) != nil {
 			return
 		}
-		if includeUsage {
-			resp.Choices = []completionChoice{}
-			resp.Usage = res.usage(len(ids))
-			if sse.data(resp) != nil {
-				return
-			}
-		}
-		sse.done()
-		return
 	}
+	sse.done()
 }
 
 type tokenizeRequest struct {

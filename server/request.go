@@ -1,0 +1,176 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"trit/chat"
+	"trit/tokenizer"
+)
+
+// genRequest is a generation request in the server's own terms. Every API
+// (OpenAI chat and completions, Responses, Anthropic Messages, Ollama)
+// decodes its body into one, and start runs it on the scheduler; only the
+// framing of the answer differs per API.
+type genRequest struct {
+	// messages is a conversation, rendered with the model's chat template,
+	// or, when raw is set, prompt is the tokenized prompt as given.
+	messages []chat.Message
+	raw      bool
+	prompt   []int
+
+	tools    []chat.Tool // offered to the template; output is parsed for calls
+	thinking *bool       // the template's enable_thinking; nil: its default
+	extra    map[string]any
+
+	// sampling holds the generation settings under OpenAI's field names;
+	// the other APIs copy theirs in.
+	sampling samplingFields
+	json     bool // constrain the output to a JSON object
+
+	// defaultMax is the token limit when the request sets none (0: the
+	// rest of the context). clampMax caps a larger limit to the room left
+	// instead of refusing it: clients written for hosted models send their
+	// models' limits.
+	defaultMax int
+	clampMax   bool
+	// ctx lowers the context for this request (0: the slot's).
+	ctx int
+	// promptParam names the request field holding the prompt, for errors.
+	promptParam string
+}
+
+// encoded is a request rendered and tokenized.
+type encoded struct {
+	ids []int
+	// startThinking says the prompt ends inside an opened reasoning block.
+	startThinking bool
+}
+
+// encode renders and tokenizes req and checks it against the context.
+func (s *Server) encode(b *loadedBackend, req *genRequest) (encoded, error) {
+	if req.raw {
+		return encoded{ids: req.prompt}, checkPrompt(req.prompt, s.reqCtx(b, req), req.promptParam)
+	}
+	thinking := req.thinking
+	if req.json && thinking == nil {
+		// The constraint applies from the first token: no room for a
+		// reasoning block.
+		off := false
+		thinking = &off
+	}
+	opts := chat.Options{AddGenerationPrompt: true, EnableThinking: thinking, Tools: req.tools, Extra: req.extra}
+	if eos := b.Engine.Tok.EOS(); eos >= 0 {
+		opts.EOSToken = b.Engine.Tok.Token(eos)
+	}
+	prompt, err := b.Template.Render(req.messages, opts)
+	if err != nil {
+		return encoded{}, badRequest(req.promptParam, "rendering the chat template: %v", err)
+	}
+	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+	if err := checkPrompt(ids, s.reqCtx(b, req), req.promptParam); err != nil {
+		return encoded{}, err
+	}
+	// A prompt ending in <think> has the model start inside its reasoning,
+	// except in JSON mode, where the answer itself starts at once.
+	start := !req.json && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
+	return encoded{ids: ids, startThinking: start}, nil
+}
+
+func (s *Server) reqCtx(b *loadedBackend, req *genRequest) int {
+	if req.ctx > 0 && req.ctx < b.ctx {
+		return req.ctx
+	}
+	return b.ctx
+}
+
+// generation is a submitted request whose output a handler reads.
+type generation struct {
+	j       *job
+	out     *chatOutput // nil for a raw prompt: all output is content
+	promptN int
+}
+
+// start encodes req, validates its settings and submits it to the
+// scheduler.
+func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*generation, error) {
+	enc, err := s.encode(b, req)
+	if err != nil {
+		return nil, err
+	}
+	ctx := s.reqCtx(b, req)
+	room := max(1, ctx-len(enc.ids))
+	f := req.sampling
+	if req.clampMax {
+		for _, m := range []**int{&f.MaxTokens, &f.MaxCompletionTokens} {
+			if *m != nil && **m > room {
+				*m = &room
+			}
+		}
+	}
+	def := req.defaultMax
+	if def <= 0 {
+		def = room
+	}
+	p, err := f.params(ctx, def, b.Engine.Defaults(), randomSeed)
+	if err != nil {
+		return nil, err
+	}
+	p.json = req.json
+	j := newJob(r.Context(), enc.ids, p)
+	if err := s.submit(b, j); err != nil {
+		return nil, err
+	}
+	g := &generation{j: j, promptN: len(enc.ids)}
+	if !req.raw {
+		g.out = &chatOutput{rp: chat.ReasoningParser{StartInReasoning: enc.startThinking}}
+		if len(req.tools) > 0 {
+			g.out.tp = &chat.ToolCallParser{}
+		}
+	}
+	return g, nil
+}
+
+// delta is a piece of a generation's output, split.
+type delta struct {
+	reasoning, content string
+	calls              []toolCall
+}
+
+func (d *delta) empty() bool { return d.reasoning == "" && d.content == "" && len(d.calls) == 0 }
+
+// add appends e to d; it is the fn of each for a whole answer.
+func (d *delta) add(e delta) error {
+	d.reasoning += e.reasoning
+	d.content += e.content
+	d.calls = append(d.calls, e.calls...)
+	return nil
+}
+
+// each passes the output to fn as it comes until the generation ends, and
+// returns how it ended. ok is false when the client has gone or fn failed
+// (a write to a gone client); the scheduler then drops the job.
+func (g *generation) each(r *http.Request, fn func(delta) error) (res result, ok bool) {
+	for {
+		if !wait(r, g.j) {
+			return res, false
+		}
+		text, done, res := g.j.take()
+		d := delta{content: text}
+		if g.out != nil {
+			d = g.out.write(text, done)
+		}
+		if !d.empty() && fn(d) != nil {
+			return res, false
+		}
+		if done {
+			return res, true
+		}
+	}
+}
+
+// answer waits for the whole output.
+func (g *generation) answer(r *http.Request) (d delta, res result, ok bool) {
+	res, ok = g.each(r, d.add)
+	return d, res, ok
+}
