@@ -172,9 +172,26 @@ func (e *sseWriter) data(v any) error {
 	return e.raw(b)
 }
 
-func (e *sseWriter) raw(b []byte) error {
+func (e *sseWriter) raw(b []byte) error { return e.write("", b) }
+
+// event writes v as an event named name, as the Anthropic and Responses
+// streams type their events.
+func (e *sseWriter) event(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.write(name, b)
+}
+
+func (e *sseWriter) write(name string, b []byte) error {
 	var buf bytes.Buffer
-	buf.Grow(len(b) + 8)
+	buf.Grow(len(name) + len(b) + 16)
+	if name != "" {
+		buf.WriteString("event: ")
+		buf.WriteString(name)
+		buf.WriteByte('\n')
+	}
 	buf.WriteString("data: ")
 	buf.Write(b)
 	buf.WriteString("\n\n")

@@ -47,10 +47,10 @@ type encoded struct {
 	startThinking bool
 }
 
-// encode renders and tokenizes req and checks it against the context.
+// encode renders and tokenizes req.
 func (s *Server) encode(b *loadedBackend, req *genRequest) (encoded, error) {
 	if req.raw {
-		return encoded{ids: req.prompt}, checkPrompt(req.prompt, s.reqCtx(b, req), req.promptParam)
+		return encoded{ids: req.prompt}, nil
 	}
 	thinking := req.thinking
 	if req.json && thinking == nil {
@@ -68,9 +68,6 @@ func (s *Server) encode(b *loadedBackend, req *genRequest) (encoded, error) {
 		return encoded{}, badRequest(req.promptParam, "rendering the chat template: %v", err)
 	}
 	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
-	if err := checkPrompt(ids, s.reqCtx(b, req), req.promptParam); err != nil {
-		return encoded{}, err
-	}
 	// A prompt ending in <think> has the model start inside its reasoning,
 	// except in JSON mode, where the answer itself starts at once.
 	start := !req.json && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
@@ -99,6 +96,9 @@ func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*gen
 		return nil, err
 	}
 	ctx := s.reqCtx(b, req)
+	if err := checkPrompt(enc.ids, ctx, req.promptParam); err != nil {
+		return nil, err
+	}
 	room := max(1, ctx-len(enc.ids))
 	f := req.sampling
 	if req.clampMax {
