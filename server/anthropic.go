@@ -175,15 +175,13 @@ func (a *anthropicRequest) request() (*genRequest, error) {
 	if *a.MaxTokens < 1 {
 		return nil, badRequest("max_tokens", "max_tokens is %d; it must be at least 1", *a.MaxTokens)
 	}
-	// Claude thinks only when asked; so does the model here.
-	off := false
-	req.thinking = &off
+	// Without a thinking field the template's default holds, as on the
+	// other APIs: a model trained to think does.
 	if t := a.Thinking; t != nil {
+		on := t.Type != "disabled"
 		switch t.Type {
-		case "enabled", "adaptive":
-			on := true
+		case "enabled", "adaptive", "disabled":
 			req.thinking = &on
-		case "disabled":
 		default:
 			return nil, badRequest("thinking.type", "unknown thinking type %q (enabled or disabled)", t.Type)
 		}
