@@ -58,6 +58,65 @@ func TestBadInput(t *testing.T) {
 		{"tokenize content a number", "POST", "/tokenize", `{"content":5}`, auth, 400, "content", ""},
 		{"unknown endpoint", "GET", "/v1/nothing", ``, auth, 404, "", "not_found"},
 		{"wrong method", "GET", "/v1/chat/completions", ``, auth, 405, "", "method_not_allowed"},
+
+		// Anthropic Messages: the envelope has no param; code is the
+		// error's type.
+		{"messages malformed JSON", "POST", "/v1/messages", `{"max_tokens":5,`, auth, 400, "", "invalid_request_error"},
+		{"messages without max_tokens", "POST", "/v1/messages", `{` + msg + `}`, auth, 400, "", "invalid_request_error"},
+		{"messages max_tokens zero", "POST", "/v1/messages", `{` + msg + `,"max_tokens":0}`, auth, 400, "", "invalid_request_error"},
+		{"messages empty", "POST", "/v1/messages", `{"messages":[],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages system role", "POST", "/v1/messages", `{"messages":[{"role":"system","content":"x"}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages image block", "POST", "/v1/messages", `{"messages":[{"role":"user","content":[{"type":"image","source":{}}]}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages content a number", "POST", "/v1/messages", `{"messages":[{"role":"user","content":5}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages tool_use input an array", "POST", "/v1/messages", `{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":[1]}]}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages temperature", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"temperature":-1}`, auth, 400, "", "invalid_request_error"},
+		{"messages top_k", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"top_k":-1}`, auth, 400, "", "invalid_request_error"},
+		{"messages thinking type", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"thinking":{"type":"maybe"}}`, auth, 400, "", "invalid_request_error"},
+		{"messages tool_choice type", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"tool_choice":{"type":"all"}}`, auth, 400, "", "invalid_request_error"},
+		{"messages server tool", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, auth, 400, "", "invalid_request_error"},
+		{"messages too many stops", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"stop_sequences":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"]}`, auth, 400, "", "invalid_request_error"},
+		{"messages long prompt", "POST", "/v1/messages", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 300) + `"}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
+		{"messages body over the limit", "POST", "/v1/messages", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}]}`, auth, 413, "", "request_too_large"},
+		{"messages no API key", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5}`, nil, 401, "", "authentication_error"},
+		{"messages wrong x-api-key", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5}`, []string{"X-Api-Key", "nope"}, 401, "", "authentication_error"},
+		{"messages wrong method", "GET", "/v1/messages", ``, auth, 405, "", "invalid_request_error"},
+		{"count_tokens no messages", "POST", "/v1/messages/count_tokens", `{"model":"x"}`, auth, 400, "", "invalid_request_error"},
+
+		// Ollama: {"error": message}; param is a word the message must hold.
+		{"ollama malformed JSON", "POST", "/api/chat", `{"model":`, auth, 400, "JSON", ""},
+		{"ollama no model", "POST", "/api/chat", `{` + msg + `}`, auth, 400, "model", ""},
+		{"ollama unknown model", "POST", "/api/chat", `{"model":"llama3",` + msg + `}`, auth, 404, "llama3", ""},
+		{"ollama bad role", "POST", "/api/chat", `{"model":"trit","messages":[{"role":"wizard","content":"x"}]}`, auth, 400, "wizard", ""},
+		{"ollama images", "POST", "/api/chat", `{"model":"trit","messages":[{"role":"user","content":"x","images":["aGk="]}]}`, auth, 400, "images", ""},
+		{"ollama tool arguments a string", "POST", "/api/chat", `{"model":"trit","messages":[{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":"x"}}]}]}`, auth, 400, "arguments", ""},
+		{"ollama think", "POST", "/api/chat", `{"model":"trit",` + msg + `,"think":"maximal"}`, auth, 400, "think", ""},
+		{"ollama format", "POST", "/api/chat", `{"model":"trit",` + msg + `,"format":"yaml"}`, auth, 400, "format", ""},
+		{"ollama temperature a string", "POST", "/api/chat", `{"model":"trit",` + msg + `,"options":{"temperature":"hot"}}`, auth, 400, "temperature", ""},
+		{"ollama top_p", "POST", "/api/chat", `{"model":"trit",` + msg + `,"options":{"top_p":3}}`, auth, 400, "top_p", ""},
+		{"ollama num_ctx", "POST", "/api/chat", `{"model":"trit",` + msg + `,"options":{"num_ctx":0}}`, auth, 400, "num_ctx", ""},
+		{"ollama prompt over num_ctx", "POST", "/api/chat", `{"model":"trit",` + msg + `,"options":{"num_ctx":4}}`, auth, 400, "context", ""},
+		{"ollama long prompt", "POST", "/api/generate", `{"model":"trit","prompt":"` + strings.Repeat("y", 300) + `"}`, auth, 400, "context", ""},
+		{"ollama suffix", "POST", "/api/generate", `{"model":"trit","prompt":"a","suffix":"b"}`, auth, 400, "suffix", ""},
+		{"ollama template", "POST", "/api/generate", `{"model":"trit","prompt":"a","template":"{{ .Prompt }}"}`, auth, 400, "template", ""},
+		{"ollama context", "POST", "/api/generate", `{"model":"trit","prompt":"a","context":[1,2]}`, auth, 400, "context", ""},
+		{"ollama show unknown", "POST", "/api/show", `{"model":"nope"}`, auth, 404, "nope", ""},
+		{"ollama no API key", "GET", "/api/tags", ``, nil, 401, "API key", ""},
+		{"ollama wrong method", "GET", "/api/chat", ``, auth, 405, "POST", ""},
+		{"ollama unknown endpoint", "POST", "/api/pull", `{"model":"x"}`, auth, 404, "no endpoint", ""},
+
+		// OpenAI Responses: OpenAI's envelope.
+		{"responses previous_response_id", "POST", "/v1/responses", `{"input":"hi","previous_response_id":"resp_1"}`, auth, 400, "previous_response_id", ""},
+		{"responses conversation", "POST", "/v1/responses", `{"input":"hi","conversation":"conv_1"}`, auth, 400, "conversation", ""},
+		{"responses no input", "POST", "/v1/responses", `{"model":"x"}`, auth, 400, "input", ""},
+		{"responses input a number", "POST", "/v1/responses", `{"input":5}`, auth, 400, "input", ""},
+		{"responses item type", "POST", "/v1/responses", `{"input":[{"type":"computer_call_output"}]}`, auth, 400, "input[0].type", ""},
+		{"responses role", "POST", "/v1/responses", `{"input":[{"role":"wizard","content":"x"}]}`, auth, 400, "input[0].role", ""},
+		{"responses image part", "POST", "/v1/responses", `{"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"}]}]}`, auth, 400, "input[0].content", ""},
+		{"responses max_output_tokens", "POST", "/v1/responses", `{"input":"hi","max_output_tokens":0}`, auth, 400, "max_output_tokens", "invalid_value"},
+		{"responses reasoning effort", "POST", "/v1/responses", `{"input":"hi","reasoning":{"effort":"max"}}`, auth, 400, "reasoning.effort", ""},
+		{"responses web search tool", "POST", "/v1/responses", `{"input":"hi","tools":[{"type":"web_search"}]}`, auth, 400, "tools[0].type", ""},
+		{"responses text format", "POST", "/v1/responses", `{"input":"hi","text":{"format":{"type":"xml"}}}`, auth, 400, "text.format.type", ""},
+		{"responses long prompt", "POST", "/v1/responses", `{"input":"` + strings.Repeat("z", 300) + `"}`, auth, 400, "input", "context_length_exceeded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, ts.URL+tc.path, strings.NewReader(tc.body))
@@ -67,6 +126,14 @@ func TestBadInput(t *testing.T) {
 			code, body := ts.do(t, req)
 			if code != tc.status {
 				t.Fatalf("status %d, want %d: %s", code, tc.status, body)
+			}
+			switch {
+			case strings.HasPrefix(tc.path, "/v1/messages"):
+				checkAnthropicError(t, body, tc.code)
+				return
+			case strings.HasPrefix(tc.path, "/api/"):
+				checkOllamaError(t, body, tc.param)
+				return
 			}
 			var e struct {
 				Error map[string]*string `json:"error"`
@@ -89,6 +156,33 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("code in %s, want %q", body, tc.code)
 			}
 		})
+	}
+}
+
+// checkAnthropicError checks Anthropic's envelope with error type typ.
+func checkAnthropicError(t *testing.T, body, typ string) {
+	t.Helper()
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Type != "error" || e.Error.Type != typ || e.Error.Message == "" {
+		t.Errorf("not an Anthropic %s error object: %s", typ, body)
+	}
+}
+
+// checkOllamaError checks Ollama's envelope with a message holding word.
+func checkOllamaError(t *testing.T, body, word string) {
+	t.Helper()
+	var e map[string]any
+	if err := json.Unmarshal([]byte(body), &e); err != nil || len(e) != 1 {
+		t.Fatalf("not an Ollama error object: %s", body)
+	}
+	if m, ok := e["error"].(string); !ok || !strings.Contains(m, word) {
+		t.Errorf("error message %s lacks %q", body, word)
 	}
 }
 

@@ -36,8 +36,9 @@ type genRequest struct {
 	clampMax   bool
 	// ctx lowers the context for this request (0: the slot's).
 	ctx int
-	// promptParam names the request field holding the prompt, for errors.
-	promptParam string
+	// promptParam names the request field holding the prompt, for errors;
+	// maxParam the token limit's, where it is not max_tokens.
+	promptParam, maxParam string
 }
 
 // encoded is a request rendered and tokenized.
@@ -113,6 +114,11 @@ func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*gen
 		def = room
 	}
 	p, err := f.params(ctx, def, b.Engine.Defaults(), randomSeed)
+	if ae, ok := err.(*APIError); ok && ae.Param == "max_tokens" && req.maxParam != "" {
+		e := *ae
+		e.Param, e.Message = req.maxParam, strings.Replace(e.Message, "max_tokens", req.maxParam, 1)
+		err = &e
+	}
 	if err != nil {
 		return nil, err
 	}

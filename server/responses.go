@@ -168,7 +168,7 @@ func (q *responsesRequest) request() (*genRequest, error) {
 			return nil, badRequest(param+".type", "input item type %q is not supported", it.Type)
 		}
 	}
-	req := &genRequest{messages: msgs, promptParam: "input", sampling: samplingFields{
+	req := &genRequest{messages: msgs, promptParam: "input", maxParam: "max_output_tokens", sampling: samplingFields{
 		MaxTokens: q.MaxOutputTokens, Temperature: q.Temperature, TopP: q.TopP}}
 	if r := q.Reasoning; r != nil {
 		switch r.Effort {
