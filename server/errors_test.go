@@ -256,3 +256,51 @@ func TestCORSPreflight(t *testing.T) {
 		t.Errorf("a cross-origin request without the key: %d, want 401", code)
 	}
 }
+
+// FuzzAPIRequests feeds arbitrary bodies through the decoding and
+// translation of the Anthropic, Ollama and Responses requests: any outcome
+// but a panic is fine, and errors are API errors.
+func FuzzAPIRequests(f *testing.F) {
+	f.Add(`{"max_tokens":5,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}]}]}],"tools":[{"name":"f","input_schema":{}}],"thinking":{"type":"enabled"}}`)
+	f.Add(`{"model":"m","messages":[{"role":"assistant","tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]}],"options":{"num_predict":-1,"num_ctx":9,"stop":["x"]},"format":{"type":"object"},"think":"low"}`)
+	f.Add(`{"model":"m","prompt":"p","system":"s","raw":true,"options":{"seed":-1}}`)
+	f.Add(`{"input":[{"type":"reasoning","content":[{"type":"reasoning_text","text":"r"}]},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"reasoning":{"effort":"none"},"tools":[{"type":"function","name":"f"}]}`)
+	f.Fuzz(func(t *testing.T, body string) {
+		tok := fuzzTok(t)
+		decode := func(v any) bool {
+			err := decodeBody(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), 1<<16, v)
+			if _, ok := err.(*APIError); err != nil && !ok {
+				t.Fatalf("decode error %T %v", err, err)
+			}
+			return err == nil
+		}
+		check := func(req *genRequest, err error) {
+			if _, ok := err.(*APIError); err != nil && !ok {
+				t.Fatalf("translation error %T %v", err, err)
+			}
+			if err == nil {
+				if _, err := req.sampling.params(4096, 16, sample.DefaultParams(), func() uint64 { return 1 }); err != nil {
+					if _, ok := err.(*APIError); !ok {
+						t.Fatalf("params error %T", err)
+					}
+				}
+			}
+		}
+		var a anthropicRequest
+		if decode(&a) {
+			check(a.request())
+		}
+		var oc ollamaChatRequest
+		if decode(&oc) {
+			check(oc.request())
+		}
+		var og ollamaGenerateRequest
+		if decode(&og) {
+			check(og.request(tok))
+		}
+		var rq responsesRequest
+		if decode(&rq) {
+			check(rq.request())
+		}
+	})
+}

@@ -1,7 +1,10 @@
-// Package server is trit's OpenAI-compatible HTTP server: chat and legacy
-// completions (streamed as server-sent events or not), models, health,
-// Prometheus metrics and tokenization, for clients such as the official
-// OpenAI SDKs, Open WebUI and benchmark tools.
+// Package server is trit's HTTP server: OpenAI's chat and legacy
+// completions and (stateless) Responses, Anthropic's Messages and Ollama's
+// chat, generate and model endpoints, streamed or not, plus models,
+// health, Prometheus metrics and tokenization, for clients such as the
+// official SDKs, coding agents, Open WebUI and benchmark tools. Every API
+// translates its request into one request model (genRequest) and frames
+// the same split output (reasoning, content, tool calls) its own way.
 //
 // Generation runs in slots, one model state each. A single scheduler
 // goroutine owns the model and batches the work of every busy slot into
@@ -65,7 +68,7 @@ type Backend struct {
 	ModelID string
 }
 
-// Server serves the OpenAI-compatible API. Create it with New.
+// Server serves the APIs. Create it with New.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
