@@ -66,17 +66,14 @@ type anthropicContent []anthropicBlock
 
 func (c *anthropicContent) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
+	if s, ok, err := jsonText(b); ok {
 		*c = nil
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+		if string(b) != "null" {
+			*c = anthropicContent{{Type: "text", Text: s}}
 		}
-		*c = anthropicContent{{Type: "text", Text: s}}
-		return nil
+		return err
+	}
+	switch {
 	case len(b) > 0 && b[0] == '[':
 		var blocks []anthropicBlock
 		if err := json.Unmarshal(b, &blocks); err != nil {
@@ -291,30 +288,16 @@ func anthropicStop(res result, calls int) (reason string, seq *string) {
 
 func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, b *loadedBackend) {
 	var req anthropicRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	gr, err := req.request()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	g, err := s.start(r, b, gr)
-	if err != nil {
-		writeError(w, err)
+	g := s.begin(w, r, b, &req)
+	if g == nil {
 		return
 	}
 	msg := anthropicMessageOut{ID: newID("msg_"), Type: "message", Role: "assistant", Model: b.ModelID,
 		Content: []anthropicOut{}, Usage: anthropicUsage{InputTokens: g.promptN}}
 	var l blockList
 	if !req.Stream {
-		res, ok := g.each(r, l.add)
+		res, ok := g.whole(w, r, l.add)
 		if !ok {
-			return
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
 			return
 		}
 		for i := range l.blocks {

@@ -93,48 +93,54 @@ type reqToolCall struct {
 	} `json:"function"`
 }
 
+// jsonText decodes b, trimmed, if it is a JSON string or null (as "");
+// ok is false for other values.
+func jsonText(b []byte) (s string, ok bool, err error) {
+	switch {
+	case string(b) == "null":
+		return "", true, nil
+	case len(b) > 0 && b[0] == '"':
+		err = json.Unmarshal(b, &s)
+		return s, true, err
+	}
+	return "", false, nil
+}
+
 // content is message content: a string, null, or an array of parts of
 // which only text parts are supported.
 type content string
 
 func (c *content) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
-		*c = ""
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
+	if s, ok, err := jsonText(b); ok {
 		*c = content(s)
-		return nil
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return fieldErr("content", "content parts must be objects with a type and text")
-		}
-		if len(parts) > maxContentPart {
-			return fieldErr("content", "more than %d content parts", maxContentPart)
-		}
-		texts := make([]string, 0, len(parts))
-		for _, p := range parts {
-			if p.Type != "text" && p.Type != "input_text" {
-				return fieldErr("content", "content part type %q is not supported (text only)", p.Type)
-			}
-			if p.Text == nil {
-				return fieldErr("content", "text content part without text")
-			}
-			texts = append(texts, *p.Text)
-		}
-		*c = content(strings.Join(texts, "\n"))
-		return nil
+		return err
 	}
-	return fieldErr("content", "content must be a string or an array of content parts")
+	if len(b) == 0 || b[0] != '[' {
+		return fieldErr("content", "content must be a string or an array of content parts")
+	}
+	var parts []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fieldErr("content", "content parts must be objects with a type and text")
+	}
+	if len(parts) > maxContentPart {
+		return fieldErr("content", "more than %d content parts", maxContentPart)
+	}
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Type != "text" && p.Type != "input_text" && p.Type != "output_text" { // output_text: Responses history
+			return fieldErr("content", "content part type %q is not supported (text only)", p.Type)
+		}
+		if p.Text == nil {
+			return fieldErr("content", "text content part without text")
+		}
+		texts = append(texts, *p.Text)
+	}
+	*c = content(strings.Join(texts, "\n"))
+	return nil
 }
 
 // stopList is "stop": a string, an array of strings, or null.

@@ -233,18 +233,8 @@ func parseKwargs(kw map[string]json.RawMessage) (thinking *bool, extra map[strin
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *loadedBackend) {
 	var req chatRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	gr, err := req.request()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	g, err := s.start(r, b, gr)
-	if err != nil {
-		writeError(w, err)
+	g := s.begin(w, r, b, &req)
+	if g == nil {
 		return
 	}
 	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: g.promptN}
@@ -397,12 +387,8 @@ func finishReason(res result, calls int) string {
 }
 
 func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, g *generation) {
-	d, res, ok := g.answer(r)
+	d, res, ok := g.answer(w, r)
 	if !ok {
-		return
-	}
-	if res.err != nil {
-		writeError(w, jobError(res.err))
 		return
 	}
 	msg := chatMessage{Role: "assistant", ReasoningContent: d.reasoning, ToolCalls: d.calls}
@@ -557,12 +543,8 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	resp := completionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(), Model: b.ModelID,
 		SystemFingerprint: fingerprint}
 	if !req.Stream {
-		d, res, ok := g.answer(r)
+		d, res, ok := g.answer(w, r)
 		if !ok {
-			return
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
 			return
 		}
 		resp.Choices = []completionChoice{{Text: d.content, FinishReason: &res.finish}}

@@ -426,12 +426,8 @@ func (s *Server) ollamaRun(w http.ResponseWriter, r *http.Request, b *loadedBack
 		return
 	}
 	if stream != nil && !*stream {
-		d, res, ok := g.answer(r)
+		d, res, ok := g.answer(w, r)
 		if !ok {
-			return
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
 			return
 		}
 		writeJSON(w, http.StatusOK, c.final(d, res, g.promptN))

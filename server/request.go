@@ -175,8 +175,44 @@ func (g *generation) each(r *http.Request, fn func(delta) error) (res result, ok
 	}
 }
 
-// answer waits for the whole output.
-func (g *generation) answer(r *http.Request) (d delta, res result, ok bool) {
-	res, ok = g.each(r, d.add)
+// whole passes the whole output to fn and returns how it ended. When ok
+// is false the client has gone, or the generation failed and the error
+// has been answered.
+func (g *generation) whole(w http.ResponseWriter, r *http.Request, fn func(delta) error) (res result, ok bool) {
+	res, ok = g.each(r, fn)
+	if ok && res.err != nil {
+		writeError(w, jobError(res.err))
+		return res, false
+	}
+	return res, ok
+}
+
+// answer waits for the whole output, as whole.
+func (g *generation) answer(w http.ResponseWriter, r *http.Request) (d delta, res result, ok bool) {
+	res, ok = g.whole(w, r, d.add)
 	return d, res, ok
+}
+
+// apiRequest is a request body of one of the APIs.
+type apiRequest interface {
+	request() (*genRequest, error)
+}
+
+// begin decodes the body into req, translates it and starts it. When it
+// returns nil it has answered with the error.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request, b *loadedBackend, req apiRequest) *generation {
+	err := decodeBody(w, r, s.cfg.MaxBodyBytes, req)
+	var gr *genRequest
+	if err == nil {
+		gr, err = req.request()
+	}
+	var g *generation
+	if err == nil {
+		g, err = s.start(r, b, gr)
+	}
+	if err != nil {
+		writeError(w, err)
+		return nil
+	}
+	return g
 }

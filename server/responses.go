@@ -299,18 +299,8 @@ func responsesItemOut(b *block, whole bool) responsesOutItem {
 
 func (s *Server) responses(w http.ResponseWriter, r *http.Request, b *loadedBackend) {
 	var req responsesRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		writeError(w, err)
-		return
-	}
-	gr, err := req.request()
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	g, err := s.start(r, b, gr)
-	if err != nil {
-		writeError(w, err)
+	g := s.begin(w, r, b, &req)
+	if g == nil {
 		return
 	}
 	obj := responsesObject{ID: newID("resp_"), Object: "response", CreatedAt: time.Now().Unix(), Status: "in_progress",
@@ -345,12 +335,8 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request, b *loadedBack
 		obj.Usage = u
 	}
 	if !req.Stream {
-		res, ok := g.each(r, l.add)
+		res, ok := g.whole(w, r, l.add)
 		if !ok {
-			return
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
 			return
 		}
 		for i := range l.blocks {
