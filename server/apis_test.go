@@ -88,3 +88,37 @@ func TestAnthropicStreamWire(t *testing.T) {
 		t.Errorf("events %s\nwant   %s", got, want)
 	}
 }
+
+// TestModelFailureAllAPIs makes Forward fail: each API answers a 500 in
+// its own envelope, or ends its stream with its own error event or line.
+func TestModelFailureAllAPIs(t *testing.T) {
+	eng, sm := scriptEngine(t, func(string) string { return "fine" }, 0)
+	ts := startServer(t, Config{Backend: &Backend{Engine: eng}})
+	sm.fail.Store("error")
+	msgs := `"messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		api, path, body, stream, plain, streamEnd string
+	}{
+		{"anthropic", "/v1/messages", `{"max_tokens":5,` + msgs, `,"stream":true}`, `"type":"api_error"`,
+			"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\""},
+		{"ollama", "/api/chat", `{"model":"trit",` + msgs, `}`, `{"error":"generation failed`, `{"error":"generation failed`},
+		{"responses", "/v1/responses", `{"input":"hi"`, `,"stream":true}`, `"type":"server_error"`, "event: error\ndata: {"},
+	} {
+		plain := tc.body + "}"
+		if tc.api == "ollama" {
+			plain = tc.body + `,"stream":false}`
+		}
+		code, body := ts.post(t, tc.path, plain)
+		if code != 500 || !strings.Contains(body, tc.plain) {
+			t.Errorf("%s: %d %s", tc.api, code, body)
+		}
+		code, body = ts.post(t, tc.path, tc.body+tc.stream)
+		if code != 200 || !strings.Contains(body, tc.streamEnd) {
+			t.Errorf("%s streamed: %d %s", tc.api, code, body)
+		}
+	}
+	sm.fail.Store("")
+	if code, body := ts.post(t, "/api/generate", `{"model":"trit","prompt":"hi","stream":false}`); code != 200 || !strings.Contains(body, `"response":"fine"`) {
+		t.Errorf("after the failures: %d %s", code, body)
+	}
+}
