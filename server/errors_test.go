@@ -187,7 +187,8 @@ func checkOllamaError(t *testing.T, body, word string) {
 }
 
 // TestUnknownFieldsIgnored sends fields the server does not know, as real
-// clients do (logit_bias, user, metadata, ...): they must not cause a 400.
+// clients do (logit_bias, user, metadata, cache_control, keep_alive, ...):
+// they must not cause a 400 on any of the APIs.
 func TestUnknownFieldsIgnored(t *testing.T) {
 	ts := startServer(t, Config{Backend: &Backend{Engine: demoEngine(t)}})
 	code, body := ts.post(t, "/v1/chat/completions", `{"model":"whatever","messages":[{"role":"developer","content":"be brief"},
@@ -200,6 +201,23 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 	code, body = ts.post(t, "/v1/completions", `{"prompt":"x","max_tokens":1,"echo":false,"best_of":1,"suffix":null}`)
 	if code != 200 {
 		t.Fatalf("completions: %d %s", code, body)
+	}
+	for path, body := range map[string]string{
+		"/v1/messages": `{"model":"claude-opus-4","max_tokens":2,"metadata":{"user_id":"u"},"service_tier":"auto",
+			"system":[{"type":"text","text":"be brief","cache_control":{"type":"ephemeral"}}],
+			"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],
+			"tool_choice":{"type":"auto","disable_parallel_tool_use":true},"thinking":{"type":"disabled"}}`,
+		"/api/chat": `{"model":"trit:latest","messages":[{"role":"user","content":"hi"}],"stream":false,"keep_alive":"5m",
+			"options":{"num_predict":2,"num_thread":2,"mirostat":0,"num_gpu":99,"repeat_last_n":64},"truncate":true}`,
+		"/api/generate": `{"model":"trit","prompt":"hi","stream":false,"keep_alive":300,"options":{"num_predict":2},"think":false}`,
+		"/v1/responses": `{"model":"gpt-5","input":[{"role":"developer","content":"be brief"},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},
+			{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello","annotations":[]}]},{"role":"user","content":"again"}],
+			"max_output_tokens":2,"store":false,"metadata":{"a":"b"},"user":"u","parallel_tool_calls":true,"truncation":"auto",
+			"reasoning":{"effort":"minimal","summary":"auto"},"text":{"format":{"type":"text"},"verbosity":"low"},"tool_choice":"auto"}`,
+	} {
+		if code, resp := ts.post(t, path, body); code != 200 {
+			t.Errorf("%s: %d %s", path, code, resp)
+		}
 	}
 }
 
