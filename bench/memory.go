@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
+	"time"
 )
 
 // ErrNoProc is returned where /proc cannot be read (not Linux).
@@ -53,4 +55,52 @@ func procField(path, name string) (int64, error) {
 // high-water mark since the process started.
 func resetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// MeasureBandwidth returns the read bandwidth of this machine's memory in
+// bytes/s with the given number of threads: the best of three passes of
+// summing a 512 MiB buffer, split evenly between the threads. It is what
+// a decode step's ceiling is computed from (Row.Ceiling).
+func MeasureBandwidth(threads int) float64 {
+	threads = max(threads, 1)
+	buf := make([]uint64, 512<<20/8)
+	for i := range buf {
+		buf[i] = uint64(i)
+	}
+	var best float64
+	sums := make([]uint64, threads)
+	for range 3 {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for t := range threads {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sums[t] = readSum(buf[t*len(buf)/threads : (t+1)*len(buf)/threads])
+			}()
+		}
+		wg.Wait()
+		best = max(best, float64(len(buf)*8)/time.Since(t0).Seconds())
+	}
+	bandwidthSink = sums[0]
+	return best
+}
+
+// bandwidthSink keeps the sums alive, so the reads are not optimised away.
+var bandwidthSink uint64
+
+// readSum sums x in four independent chains, enough for the loads to
+// stream at the memory's pace.
+func readSum(x []uint64) uint64 {
+	var a, b, c, d uint64
+	for ; len(x) >= 4; x = x[4:] {
+		a += x[0]
+		b += x[1]
+		c += x[2]
+		d += x[3]
+	}
+	for _, v := range x {
+		a += v
+	}
+	return a + b + c + d
 }

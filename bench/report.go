@@ -51,9 +51,35 @@ func Describe(name string, info *model.Info) ModelDesc {
 type Row struct {
 	Model   ModelDesc
 	Threads int
-	KVType  string // attention cache element type
+	KVType  string // attention cache element types ("f16", or "q8_0/q4_0" for K/V)
 	Result  *Result
 	Time    time.Time // when the measurement finished
+	// KVTokenBytes is what one position takes in the caches of all layers
+	// (model.Info.KVTokenBytes); Bandwidth the machine's read bandwidth in
+	// bytes/s, 0 when not measured. Together they give a tg test's ceiling.
+	KVTokenBytes int64
+	Bandwidth    float64
+}
+
+// KVReadPerToken returns the cache bytes a tg test's tokens read on
+// average: every position before each of them, at its depth.
+func (r Row) KVReadPerToken() int64 {
+	t := r.Result.Test
+	if t.Gen == 0 {
+		return 0
+	}
+	return r.KVTokenBytes * int64(2*t.Depth+t.Gen+1) / 2
+}
+
+// Ceiling returns the tokens/s a tg test could reach if it only streamed
+// the weights and the cache it reads once per token at the measured
+// bandwidth: bandwidth ÷ (weight bytes + KV bytes read per token); 0 for
+// pp tests and without a bandwidth.
+func (r Row) Ceiling() float64 {
+	if r.Bandwidth <= 0 || r.Result.Test.Gen == 0 {
+		return 0
+	}
+	return r.Bandwidth / float64(r.Model.Size+r.KVReadPerToken())
 }
 
 // Record is a row in llama-bench's JSON field names, plus trit's memory
@@ -82,6 +108,11 @@ type Record struct {
 	SamplesNs []int64   `json:"samples_ns"`
 	SamplesTs []float64 `json:"samples_ts"`
 	Memory
+	KVTokenBytes   int64   `json:"kv_bytes_per_token"`
+	KVReadPerToken int64   `json:"kv_bytes_read_per_token"`
+	BandwidthGBs   float64 `json:"bandwidth_gbs"`
+	CeilingTs      float64 `json:"ceiling_ts"`
+	Synthetic      bool    `json:"synthetic_fill"`
 }
 
 // Record returns the row's JSON record.
@@ -119,14 +150,27 @@ func (r Row) Record() Record {
 		SamplesNs: samplesNs,
 		SamplesTs: res.Rates(),
 		Memory:    res.Memory,
+
+		KVTokenBytes:   r.KVTokenBytes,
+		KVReadPerToken: r.KVReadPerToken(),
+		BandwidthGBs:   r.Bandwidth / 1e9,
+		CeilingTs:      r.Ceiling(),
+		Synthetic:      res.Synthetic,
 	}
 }
 
 // WriteJSON writes rows as one indented JSON array, like llama-bench -o json.
-func WriteJSON(w io.Writer, rows []Row) error {
-	recs := make([]Record, len(rows))
+func WriteJSON(w io.Writer, rows []Row) error { return writeJSON(w, rows, Row.Record) }
+
+// WriteJSONL writes one row as a single line of JSON, like llama-bench -o
+// jsonl, so results can be streamed as they finish.
+func WriteJSONL(w io.Writer, r Row) error { return writeJSONL(w, r.Record()) }
+
+// writeJSON writes the records of rows as one indented JSON array.
+func writeJSON[R, Rec any](w io.Writer, rows []R, record func(R) Rec) error {
+	recs := make([]Rec, len(rows))
 	for i, r := range rows {
-		recs[i] = r.Record()
+		recs[i] = record(r)
 	}
 	b, err := json.MarshalIndent(recs, "", "  ")
 	if err != nil {
@@ -136,10 +180,9 @@ func WriteJSON(w io.Writer, rows []Row) error {
 	return err
 }
 
-// WriteJSONL writes one row as a single line of JSON, like llama-bench -o
-// jsonl, so results can be streamed as they finish.
-func WriteJSONL(w io.Writer, r Row) error {
-	b, err := json.Marshal(r.Record())
+// writeJSONL writes rec as one line of JSON.
+func writeJSONL(w io.Writer, rec any) error {
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
@@ -161,8 +204,8 @@ func NewTable(w io.Writer, memory bool) *Table { return &Table{w: w, memory: mem
 
 // Add writes one row (and the header before the first).
 func (t *Table) Add(r Row) error {
-	head := []string{"model", "size", "params", "backend", "threads", "type_k", "test", "t/s"}
-	right := []bool{false, true, true, false, true, false, true, true}
+	head := []string{"model", "size", "params", "backend", "threads", "type_k/v", "test", "t/s", "KV B/tok", "ceiling t/s"}
+	right := []bool{false, true, true, false, true, false, true, true, true, true}
 	if t.memory {
 		head = append(head, "ctx", "KV", "recurrent", "scratch", "peak RSS")
 		right = append(right, true, true, true, true, true)
@@ -185,6 +228,14 @@ func (t *Table) Add(r Row) error {
 		b.WriteString("\n")
 	}
 	mean, sd := r.Result.TokensPerSec()
+	test := r.Result.Test.Name()
+	if r.Result.Synthetic {
+		test += " (synthetic fill)"
+	}
+	ceiling := "-"
+	if c := r.Ceiling(); c > 0 {
+		ceiling = fmt.Sprintf("%.2f (%.0f %%)", c, 100*mean/c)
+	}
 	cells := []string{
 		strings.TrimSpace(r.Model.Name + " " + r.Model.Type),
 		fmt.Sprintf("%.2f MiB", float64(r.Model.Size)/(1<<20)),
@@ -192,8 +243,10 @@ func (t *Table) Add(r Row) error {
 		"CPU (" + kernels.Tier() + ")",
 		fmt.Sprint(r.Threads),
 		r.KVType,
-		r.Result.Test.Name(),
+		test,
 		fmt.Sprintf("%.2f ± %.2f", mean, sd),
+		fmt.Sprint(r.KVTokenBytes),
+		ceiling,
 	}
 	if t.memory {
 		m := r.Result.Memory

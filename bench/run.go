@@ -47,6 +47,9 @@ type Config struct {
 	Seed uint64
 	// NoWarmup skips the untimed warm-up run.
 	NoWarmup bool
+	// Synthetic fills the Depth positions with deterministic cache values
+	// instead of running the model over them (model.SyntheticFiller).
+	Synthetic bool
 }
 
 // Memory is what a test held: the process-wide resident-set high-water
@@ -77,6 +80,8 @@ type Result struct {
 	Batch   int             // tokens per prefill forward pass
 	Samples []time.Duration // one per repetition
 	Memory  Memory
+	// Synthetic is set when the depth was filled without the model.
+	Synthetic bool
 }
 
 // Rates returns the tokens per second of each sample.
@@ -122,16 +127,8 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if (t.Prompt > 0) == (t.Gen > 0) || t.Prompt < 0 || t.Gen < 0 || t.Depth < 0 {
 		return nil, fmt.Errorf("%w: %+v: need exactly one of prompt and gen tokens", ErrTest, t)
 	}
-	if c.Reps <= 0 {
-		c.Reps = 5
-	}
-	if c.Batch <= 0 {
-		c.Batch = 512
-	}
 	need := t.Depth + t.tokens()
-	if c.Ctx == 0 {
-		c.Ctx = need
-	}
+	c = c.defaults(need)
 	if c.Ctx < need {
 		return nil, fmt.Errorf("%w: %s needs a context of %d, have %d", ErrTest, t.Name(), need, c.Ctx)
 	}
@@ -143,18 +140,22 @@ func Run(m model.Model, t Test, c Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(c.Seed, 0x7e57))
-	toks := make([]int, need)
-	for i := range toks {
-		toks[i] = rng.IntN(info.Vocab)
-	}
+	toks := randTokens(rand.New(rand.NewPCG(c.Seed, 0x7e57)), need, info.Vocab)
 	depth, timed := toks[:t.Depth], toks[t.Depth:]
 	logits := make([]float32, info.Vocab)
-	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch}
+	r := &Result{Test: t, Ctx: c.Ctx, Batch: c.Batch, Synthetic: c.Synthetic && t.Depth > 0}
+	fill := func(depth []int) error { return prefill(m, st, depth, c.Batch, nil) }
+	if r.Synthetic {
+		f, ok := st.(model.SyntheticFiller)
+		if !ok {
+			return nil, fmt.Errorf("%w: the %s state cannot be filled synthetically", ErrTest, info.Arch)
+		}
+		fill = func(depth []int) error { return f.FillSynthetic(len(depth), c.Seed) }
+	}
 
 	once := func(depth, timed []int) (time.Duration, error) {
 		st.Reset()
-		if err := prefill(m, st, depth, c.Batch, nil); err != nil {
+		if err := fill(depth); err != nil {
 			return 0, err
 		}
 		t0 := time.Now()
@@ -203,9 +204,13 @@ var ErrMemory = errors.New("bench: state does not fit in memory")
 
 // checkMemory refuses a context whose state would exceed the memory the
 // system has available: touching it would swap or wake the OOM killer on
-// a shared machine. The state's size is extrapolated from a one-position
-// state: the KV cache grows with the context, the recurrent state does not.
-func checkMemory(m model.Model, ctx int) error {
+// a shared machine. The state's size is extrapolated from an empty
+// state and the model's cache bytes per position: the KV cache grows with
+// the context, the recurrent state does not.
+func checkMemory(m model.Model, ctx int) error { return checkMemoryN(m, ctx, 1) }
+
+// checkMemoryN is checkMemory for n states of ctx positions.
+func checkMemoryN(m model.Model, ctx, n int) error {
 	avail, err := MemAvailable()
 	if err != nil {
 		return nil // not Linux: nothing to check against
@@ -214,18 +219,27 @@ func checkMemory(m model.Model, ctx int) error {
 	if err != nil {
 		return err
 	}
-	var need int64
+	need := m.Info().KVTokenBytes * int64(ctx)
 	for k, v := range probe.Bytes() {
-		if k == "kv" {
-			v *= int64(ctx)
+		if k != "kv" {
+			need += v
 		}
-		need += v
 	}
+	need *= int64(n)
 	if need > avail {
-		return fmt.Errorf("%w: a context of %d needs %.2f GiB of state, %.2f GiB available",
-			ErrMemory, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
+		return fmt.Errorf("%w: %d states of a context of %d need %.2f GiB, %.2f GiB available",
+			ErrMemory, n, ctx, float64(need)/(1<<30), float64(avail)/(1<<30))
 	}
 	return nil
+}
+
+// randTokens returns n tokens below vocab drawn from rng.
+func randTokens(rng *rand.Rand, n, vocab int) []int {
+	toks := make([]int, n)
+	for i := range toks {
+		toks[i] = rng.IntN(vocab)
+	}
+	return toks
 }
 
 // prefill runs toks through m in forward passes of at most batch tokens;

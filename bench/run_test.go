@@ -297,13 +297,18 @@ func (s *fakeState) Reset()                  { s.pos = 0 }
 func (s *fakeState) Bytes() map[string]int64 { return map[string]int64{"kv": int64(s.cap)} }
 func (s *fakeState) Clone() model.State      { c := *s; return &c }
 func (s *fakeState) Truncate(n int) bool     { s.pos = n; return true }
+func (s *fakeState) Grow(n int) error        { return nil }
 
 func (f *fake) Info() *model.Info { return &f.info }
 func (f *fake) Close() error      { return nil }
 func (f *fake) NewState(ctx int) (model.State, error) {
 	return &fakeState{cap: ctx}, nil
 }
+
+// Forward records a pass as its steps joined by "+", each "n@pos" with L
+// for the last token's logits or A for every token's.
 func (f *fake) Forward(steps []model.Step) error {
+	var call []string
 	for _, s := range steps {
 		st := s.State.(*fakeState)
 		for _, tok := range s.Tokens {
@@ -314,9 +319,17 @@ func (f *fake) Forward(steps []model.Step) error {
 		if st.pos+len(s.Tokens) > st.cap {
 			return fmt.Errorf("context overflow")
 		}
-		f.calls = append(f.calls, fmt.Sprintf("%d@%d%s", len(s.Tokens), st.pos, map[bool]string{true: "L"}[len(s.Logits) == f.info.Vocab]))
+		mark := ""
+		switch {
+		case s.All && len(s.Logits) == len(s.Tokens)*f.info.Vocab:
+			mark = "A"
+		case !s.All && len(s.Logits) == f.info.Vocab:
+			mark = "L"
+		}
+		call = append(call, fmt.Sprintf("%d@%d%s", len(s.Tokens), st.pos, mark))
 		st.pos += len(s.Tokens)
 	}
+	f.calls = append(f.calls, strings.Join(call, "+"))
 	return nil
 }
 

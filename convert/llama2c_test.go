@@ -108,11 +108,11 @@ func tokenizerOf(t *testing.T, path string) (*tokenizer.Tokenizer, []int) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tok, model.EndOfGeneration(f, tok)
+	return tok, tokenizer.EndOfGeneration(f, tok)
 }
 
 var ggufOpen = gguf.Open

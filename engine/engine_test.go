@@ -25,11 +25,11 @@ func newEngine(t *testing.T) *engine.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 3}
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 3}
 }
 
 var greedy = sample.Params{Temperature: 0}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"trit/internal/mmapfile"
 	"trit/internal/testdata"
 
 	"trit/quant"
@@ -82,7 +83,7 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("parsing %d bytes allocated %d (limit %d)", len(data), got, limit)
 		}
 		// The mapped path decodes straight from memory; it must agree.
-		mapped := &File{Size: int64(len(data)), r: bytes.NewReader(data), mapped: data}
+		mapped := &File{Size: int64(len(data)), m: mmapfile.FromBytes(data)}
 		if merr := mapped.parse(); (merr == nil) != (err == nil) || (err != nil && merr.Error() != err.Error()) {
 			t.Fatalf("mapped parse: %v, reader parse: %v", merr, err)
 		}

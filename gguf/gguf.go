@@ -22,6 +22,7 @@ import (
 	"io"
 	"math"
 
+	"trit/internal/mmapfile"
 	"trit/quant"
 )
 
@@ -88,15 +89,11 @@ type File struct {
 	Alignment  int64     // data alignment in bytes
 	DataOffset int64     // absolute offset of the data section
 	Size       int64     // size of the file in bytes
-	KV         []KV      // metadata, in file order
 	Tensors    []*Tensor // tensors, in file order
+	Metadata             // the header's key/value pairs, in file order
 
-	keys    map[string]int
 	tensors map[string]*Tensor
-	r       io.ReaderAt
-	mapped  []byte       // the whole file when memory-mapped
-	closer  func() error // releases the mapping or file
-	closed  bool
+	m       *mmapfile.File
 }
 
 // Tensor describes one tensor and gives access to its data.
@@ -127,61 +124,59 @@ func (t *Tensor) Elems() int64 {
 // of the memory mapping, valid until Close; writing to it faults. For a file
 // from NewReader it is a fresh copy read from the io.ReaderAt.
 func (t *Tensor) Data() ([]byte, error) {
-	f := t.file
-	if f.closed {
-		return nil, ErrClosed
+	b, err := t.file.m.Slice(t.file.DataOffset+t.Offset, t.Size)
+	if err != nil && err != ErrClosed {
+		err = &TensorError{Name: t.Name, Err: err}
 	}
-	start := f.DataOffset + t.Offset
-	if f.mapped != nil {
-		return f.mapped[start : start+t.Size : start+t.Size], nil
-	}
-	buf := make([]byte, t.Size)
-	n, err := f.r.ReadAt(buf, start)
-	if n == len(buf) {
-		return buf, nil // a ReaderAt may report io.EOF along with the last byte
-	}
-	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
-		err = ErrTruncated
-	}
-	return nil, &TensorError{Name: t.Name, Err: err}
+	return b, err
 }
 
 // Section returns a reader over the bytes of t, for streaming large tensors
 // without holding them in memory. Like the slices from Data it must not be
 // used after Close.
 func (t *Tensor) Section() *io.SectionReader {
-	f := t.file
-	var r io.ReaderAt = closedReader{}
-	if !f.closed {
-		r = f.r
-	}
-	return io.NewSectionReader(r, f.DataOffset+t.Offset, t.Size)
+	return t.file.m.Section(t.file.DataOffset+t.Offset, t.Size)
 }
-
-// closedReader stands in for the data of a closed file.
-type closedReader struct{}
-
-func (closedReader) ReadAt([]byte, int64) (int, error) { return 0, ErrClosed }
 
 // Close releases the memory mapping or file behind f. Slices returned by
 // Tensor.Data of a mapped file must not be used afterwards.
-func (f *File) Close() error {
-	if f.closed {
-		return nil
-	}
-	f.closed = true
-	f.mapped = nil
-	if f.closer != nil {
-		return f.closer()
-	}
-	return nil
-}
+func (f *File) Close() error { return f.m.Close() }
 
 // Tensor returns the tensor with the given name, or nil.
 func (f *File) Tensor(name string) *Tensor { return f.tensors[name] }
 
+// Metadata is an ordered list of key/value pairs with typed lookups by
+// key. A File embeds its header's; model sources of other containers build
+// one of GGUF keys.
+type Metadata struct {
+	KV []KV
+
+	keys map[string]int
+}
+
+// NewMetadata indexes kvs (which it keeps); a key given twice is an error.
+func NewMetadata(kvs []KV) (Metadata, error) {
+	m := Metadata{KV: kvs, keys: make(map[string]int, len(kvs))}
+	for i, kv := range kvs {
+		if _, dup := m.keys[kv.Key]; dup {
+			return Metadata{}, fmt.Errorf("%w: key %q", ErrDuplicate, kv.Key)
+		}
+		m.keys[kv.Key] = i
+	}
+	return m, nil
+}
+
+// Keys returns the keys in order.
+func (f *Metadata) Keys() []string {
+	keys := make([]string, len(f.KV))
+	for i, kv := range f.KV {
+		keys[i] = kv.Key
+	}
+	return keys
+}
+
 // Lookup returns the value stored under key.
-func (f *File) Lookup(key string) (Value, bool) {
+func (f *Metadata) Lookup(key string) (Value, bool) {
 	i, ok := f.keys[key]
 	if !ok {
 		return Value{}, false
@@ -190,50 +185,50 @@ func (f *File) Lookup(key string) (Value, bool) {
 }
 
 // String returns the STRING stored under key.
-func (f *File) String(key string) (string, bool) {
+func (f *Metadata) String(key string) (string, bool) {
 	v, _ := f.Lookup(key)
 	return v.Text()
 }
 
 // Uint returns the non-negative integer (of any integer type) under key.
-func (f *File) Uint(key string) (uint64, bool) {
+func (f *Metadata) Uint(key string) (uint64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Uint()
 }
 
 // Int returns the integer (of any integer type) under key.
-func (f *File) Int(key string) (int64, bool) {
+func (f *Metadata) Int(key string) (int64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Int()
 }
 
 // Float returns the number under key as a float64 (see Value.Float).
-func (f *File) Float(key string) (float64, bool) {
+func (f *Metadata) Float(key string) (float64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Float()
 }
 
 // Bool returns the BOOL under key.
-func (f *File) Bool(key string) (bool, bool) {
+func (f *Metadata) Bool(key string) (bool, bool) {
 	v, _ := f.Lookup(key)
 	return v.Bool()
 }
 
 // Strings returns the array of strings under key; the slice is shared
-// with the File and must not be modified.
-func (f *File) Strings(key string) ([]string, bool) {
+// with the Metadata and must not be modified.
+func (f *Metadata) Strings(key string) ([]string, bool) {
 	v, _ := f.Lookup(key)
 	return v.Strings()
 }
 
 // Ints returns the array of integers (of any integer type) under key.
-func (f *File) Ints(key string) ([]int64, bool) {
+func (f *Metadata) Ints(key string) ([]int64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Ints()
 }
 
 // Floats returns the array of numbers under key as float64s.
-func (f *File) Floats(key string) ([]float64, bool) {
+func (f *Metadata) Floats(key string) ([]float64, bool) {
 	v, _ := f.Lookup(key)
 	return v.Floats()
 }

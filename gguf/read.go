@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 
+	"trit/internal/mmapfile"
 	"trit/quant"
 )
 
@@ -17,7 +18,8 @@ func NewReader(r io.ReaderAt, size int64) (*File, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("gguf: negative size %d", size)
 	}
-	f := &File{Size: size, r: r}
+	f := &File{Size: size, m: mmapfile.NewReader(r, size)}
+	f.m.Closed, f.m.Truncated = ErrClosed, ErrTruncated
 	if err := f.parse(); err != nil {
 		return nil, err
 	}
@@ -306,7 +308,7 @@ func (d *decoder) array(depth int) (Value, error) {
 // parse reads the header, metadata and tensor infos and validates the
 // tensor layout.
 func (f *File) parse() error {
-	d := &decoder{r: f.r, mem: f.mapped, size: f.Size}
+	d := &decoder{r: f.m.ReaderAt, mem: f.m.Data, size: f.Size}
 	magic, err := d.take(len(Magic))
 	if err != nil {
 		return err

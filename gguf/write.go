@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
+	"trit/internal/atomicfile"
 	"trit/quant"
 )
 
@@ -290,28 +289,9 @@ func (w *Writer) WriteTo(dst io.Writer) (int64, error) {
 // WriteFile writes the file to path. It writes a temporary file in the
 // same directory and renames it over path only when everything succeeded,
 // so a failure never leaves a partial file behind.
-func (w *Writer) WriteFile(path string) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
+func (w *Writer) WriteFile(path string) error {
+	return atomicfile.Write(path, func(f io.Writer) error {
+		_, err := w.WriteTo(f)
 		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.WriteTo(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	})
 }

@@ -46,6 +46,7 @@ type Acts struct {
 	trit   [2]tritActs                // PTQ1_0 and TQ1_0 slot layouts, built on demand
 	planes [numPlaneLayouts]planeActs // the plane layouts, built on demand
 	swar   []uint64                   // the generic tier's activation words (see swarKernel)
+	swarOf *swarKernel                // the kernel whose words swar holds; nil: none
 }
 
 // int8Acts is one int8 quantization of every row. Each row of cols values
@@ -105,6 +106,7 @@ func (p *Pool) Quantize(a *Acts, x []float32, n, cols int) {
 		a.planes[k].ok = false
 	}
 	a.trit[0].ok, a.trit[1].ok = false, false
+	a.swarOf = nil
 	a.x = grow(a.x, n*cols)
 	copy(a.x, x[:n*cols])
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -121,11 +122,7 @@ func benchMatVec(b *testing.B, f *quant.Format, sh benchShape) {
 	b.Run(f.Name+"/"+sh.name, func(b *testing.B) {
 		benchTiers(b, func(b *testing.B, p *Pool) {
 			if ws == nil {
-				w := benchMatrix(f, sh.rows, sh.cols)
-				ws = append(ws, w)
-				for len(ws)*len(w.Data) < matvecBytes {
-					ws = append(ws, &Matrix{Format: f, Rows: w.Rows, Cols: w.Cols, Data: append([]byte(nil), w.Data...)})
-				}
+				ws = streamed(f, sh)
 			}
 			x := randActs(1, sh.cols, rand.New(rand.NewPCG(1, 1)))
 			dst := make([]float32, sh.rows)
@@ -144,35 +141,102 @@ func benchMatVec(b *testing.B, f *quant.Format, sh benchShape) {
 }
 
 // BenchmarkMatMul reports GOP/s (2·rows·cols·N per product) for prefill
-// batches of N = 64 and 512 rows. The generic tier runs only N = 64: at
-// N = 512 one product takes tens of seconds there.
+// batches of N = 64 and 512 rows, and, where a tier has a GEMM, by the
+// few-row path that a batch-invariant pool takes instead (N512-invariant).
+// The generic tier runs only N = 64: at N = 512 one product takes tens of
+// seconds there.
 func BenchmarkMatMul(b *testing.B) {
 	for _, sh := range matmulShapes {
 		for _, f := range benchFormats {
 			var w *Matrix
 			for _, n := range []int{64, 512} {
-				b.Run(fmt.Sprintf("%s/%s/N%d", f.Name, sh.name, n), func(b *testing.B) {
-					benchTiers(b, func(b *testing.B, p *Pool) {
-						if n > 64 && tier == tierGeneric {
-							b.Skip("generic tier: N = 64 only")
-						}
-						if w == nil {
-							w = benchMatrix(f, sh.rows, sh.cols)
-						}
-						x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
-						dst := make([]float32, n*sh.rows)
-						b.ResetTimer()
-						for b.Loop() {
-							p.MatMul(dst, w, x, n)
-						}
-						ops := 2 * float64(sh.rows) * float64(sh.cols) * float64(n) * float64(b.N)
-						b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+				for _, path := range []string{"", "-invariant"} {
+					b.Run(fmt.Sprintf("%s/%s/N%d%s", f.Name, sh.name, n, path), func(b *testing.B) {
+						benchTiers(b, func(b *testing.B, p *Pool) {
+							if n > 64 && tier == tierGeneric {
+								b.Skip("generic tier: N = 64 only")
+							}
+							if path != "" && traitsFor(f, tier).gemm == nil {
+								b.Skip("no GEMM at this tier: always batch-invariant")
+							}
+							p.SetBatchInvariant(path != "")
+							if w == nil {
+								w = benchMatrix(f, sh.rows, sh.cols)
+							}
+							x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
+							dst := make([]float32, n*sh.rows)
+							b.ResetTimer()
+							for b.Loop() {
+								p.MatMul(dst, w, x, n)
+							}
+							ops := 2 * float64(sh.rows) * float64(sh.cols) * float64(n) * float64(b.N)
+							b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+						})
 					})
-				})
+				}
 			}
 			w = nil
 		}
 	}
+}
+
+// BenchmarkFewRows reports the time per activation row (µs/row) of
+// products of N = 1 to 16 rows at decode shapes, weights streamed from
+// memory, by the few-row path (MatMul) and, where the tier has one, by the
+// GEMM (path=gemm): which wins per format decides fewRows. The shape
+// L2-2048x512 (270 KiB of TQ2_0) is one matrix that stays in L2: the
+// compute cost per row, without the memory.
+func BenchmarkFewRows(b *testing.B) {
+	shapes := []benchShape{{"1.7B-2048x6144", 2048, 6144}, {"8B-4096x12288", 4096, 12288}, {"L2-2048x512", 2048, 512}}
+	for _, sh := range shapes {
+		for _, f := range append(benchFormats, headFormats...) {
+			var ws []*Matrix
+			for _, n := range []int{1, 2, 4, 8, 16} {
+				for _, path := range []string{"rows", "gemm"} {
+					b.Run(fmt.Sprintf("%s/%s/N%d/%s", f.Name, sh.name, n, path), func(b *testing.B) {
+						benchTiers(b, func(b *testing.B, p *Pool) {
+							tr := traitsFor(f, tier)
+							if path == "gemm" && tr.gemm == nil {
+								b.Skip("no GEMM at this tier")
+							}
+							if ws == nil {
+								if strings.HasPrefix(sh.name, "L2") {
+									ws = []*Matrix{benchMatrix(f, sh.rows, sh.cols)}
+								} else {
+									ws = streamed(f, sh)
+								}
+							}
+							x := randActs(n, sh.cols, rand.New(rand.NewPCG(1, 1)))
+							dst := make([]float32, n*sh.rows)
+							var a Acts
+							i := 0
+							for b.Loop() {
+								if path == "gemm" {
+									p.Quantize(&a, x, n, sh.cols)
+									p.matMulGEMM(dst, ws[i], &a, tr.gemm)
+								} else {
+									p.MatMul(dst, ws[i], x, n)
+								}
+								i = (i + 1) % len(ws)
+							}
+							b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e3/float64(b.N*n), "µs/row")
+						})
+					})
+				}
+			}
+		}
+	}
+}
+
+// streamed returns copies of a benchMatrix that together hold at least
+// matvecBytes, so that cycling through them streams the weights from memory.
+func streamed(f *quant.Format, sh benchShape) []*Matrix {
+	w := benchMatrix(f, sh.rows, sh.cols)
+	ws := []*Matrix{w}
+	for len(ws)*len(w.Data) < matvecBytes {
+		ws = append(ws, &Matrix{Format: f, Rows: w.Rows, Cols: w.Cols, Data: append([]byte(nil), w.Data...)})
+	}
+	return ws
 }
 
 // bandwidthBuf is the 2 GiB buffer of BenchmarkBandwidth, allocated once.

@@ -129,3 +129,11 @@ GLOBL mask5d<>(SB), RODATA|NOPTR, $32
 	VADDPS  X1, X0, X0 \
 	VMOVSHDUP X0, X1 \
 	VADDSS  X1, X0, X0
+
+// ZHALVE folds the upper half of Z0 into Y0.
+#define ZHALVE \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS        Y1, Y0, Y0
+
+// PFDIST is how far ahead of the weights the row kernels prefetch.
+#define PFDIST 1024

@@ -2,104 +2,155 @@ package kernels
 
 import (
 	"fmt"
-	"os"
 
+	"trit/internal/cpu"
 	"trit/quant"
 )
 
-// The kernel tiers, lowest first.
+// The kernel tiers, lowest first (see package cpu, which ops shares).
 const (
-	tierGeneric = iota
-	tierAVX2
-	tierAVX512
-	numTiers
+	tierGeneric = cpu.Generic
+	tierAVX2    = cpu.AVX2
+	tierAVX512  = cpu.AVX512
+	numTiers    = cpu.NumTiers
 )
-
-var tierNames = [numTiers]string{"generic", "avx2", "avx512"}
 
 // hwTier is the best tier this CPU and build support; tier is the one in
 // use (TRIT_CPU may lower it).
 var (
-	hwTier = detectTier()
-	tier   = envTier(os.Getenv("TRIT_CPU"), hwTier)
+	hwTier = cpu.HW
+	tier   = cpu.Tier
 )
-
-// envTier applies a TRIT_CPU value: a known tier name lowers the tier to
-// it (never raises it above what the hardware has); anything else is ignored.
-func envTier(v string, hw int) int {
-	for t, name := range tierNames {
-		if v == name {
-			return min(t, hw)
-		}
-	}
-	return hw
-}
 
 // Tier returns the name of the kernel tier in use: "generic", "avx2" or
 // "avx512".
-func Tier() string { return tierNames[tier] }
+func Tier() string { return cpu.Name(tier) }
 
 // useTier switches the tier (tests cover every tier in one run this way)
 // and returns a function that restores the previous one. It fails for a
 // tier the machine lacks.
 func useTier(name string) (restore func(), err error) {
-	for t, n := range tierNames {
-		if n == name {
-			if t > hwTier {
-				return nil, fmt.Errorf("kernels: tier %s not available (have %s)", name, tierNames[hwTier])
-			}
-			old := tier
-			tier = t
-			return func() { tier = old }, nil
-		}
+	t, ok := cpu.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("kernels: unknown tier %q", name)
 	}
-	return nil, fmt.Errorf("kernels: unknown tier %q", name)
+	if t > hwTier {
+		return nil, fmt.Errorf("kernels: tier %s not available (have %s)", name, cpu.Name(hwTier))
+	}
+	old := tier
+	tier = t
+	return func() { tier = old }, nil
 }
 
 // dotFn returns Σ_j W[j]·x[j] for one packed row and activation row i.
 type dotFn func(w []byte, a *Acts, i int) float32
 
-// kernel is one format's implementations by tier; a nil entry falls back
-// to the next lower tier. gemm, where present, serves n > 1 at that tier.
-// Formats with a swar kernel use it instead of dot in the generic tier.
-type kernel struct {
-	dot   [numTiers]dotFn
-	swar  *swarKernel
-	float bool    // float activations (F32, F16, BF16)
-	act   actKind // the int8 activations (llama.cpp's vec_dot_type)
-	// planes[t]: dot[t] reads this plane layout (preparePlanes) instead
-	// of the SIMD one.
-	planes [numTiers]planeLayout
-	gemm   [numTiers]gemmKernel // serves n > 1 at that tier (see gemm.go)
-}
+// rowsFn computes the products of weight rows lo..hi-1 with activation
+// row i into dst[lo:hi], dst being that activation row's output. Every
+// rowsFn gives each row the bits its format's dot gives it, whatever the
+// range: a row's product never depends on which rows share the call.
+type rowsFn func(dst []float32, w *Matrix, a *Acts, i, lo, hi int)
 
-// pick returns the implementation for tier t and the tier it belongs to
-// (lower than t where t has none).
-func (k *kernel) pick(t int) (dotFn, int) {
-	for ; t > tierGeneric; t-- {
-		if k.dot[t] != nil {
-			return k.dot[t], t
+// rows4Fn computes the products of weight rows lo..hi-1 with activation
+// rows i..i+3 into dst[(i+j)·w.Rows+r] (dst the whole product), each with
+// the bits the format's rowsFn gives it.
+type rows4Fn func(dst []float32, w *Matrix, a *Acts, i, lo, hi int)
+
+// rows4Of is the rows4Fn that calls rows once per activation row.
+func rows4Of(rows rowsFn) rows4Fn {
+	return func(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+		for j := i; j < i+4; j++ {
+			rows(dst[j*w.Rows:(j+1)*w.Rows], w, a, j, lo, hi)
 		}
 	}
-	return k.dot[tierGeneric], tierGeneric
 }
 
-var kernelTable = map[*quant.Format]*kernel{
-	quant.F32:     {dot: [numTiers]dotFn{dotF32Go}, float: true},
-	quant.F16:     {dot: [numTiers]dotFn{dotF16Go}, float: true},
-	quant.BF16:    {dot: [numTiers]dotFn{dotBF16Go}, float: true},
-	quant.Q8_0:    {dot: [numTiers]dotFn{dotQ8_0Go}},
-	quant.Q4_0:    {dot: [numTiers]dotFn{dotQ4_0Go}},
-	quant.Q4_K:    {dot: [numTiers]dotFn{dotQ4_KGo}, act: actQ8_K},
-	quant.Q6_K:    {dot: [numTiers]dotFn{dotQ6_KGo}, act: actQ8_K},
-	quant.TQ1_0:   {swar: swarTQ1_0, act: actQ8_K},
-	quant.TQ2_0:   {swar: swarTQ2_0, act: actQ8_K},
-	quant.Q1_0:    {swar: swarQ1_0},
-	quant.Q2_0:    {swar: swarQ2_0},
-	quant.PQ2_0:   {swar: swarQ2_0},
-	quant.Q2_0g64: {swar: swarQ2_0g64},
-	quant.PTQ1_0:  {swar: swarPTQ1_0},
+// traits is what the products know about one format at one tier, in the
+// spirit of ggml-cpu's type_traits_cpu: the activation layout its kernels
+// read, the one-row kernel, the kernel that loops over weight rows (which
+// also serves a few activation rows, each over a tile of weight rows that
+// stays in cache) and the prefill GEMM, where the tier has one.
+type traits struct {
+	float bool    // float activations (F32, F16, BF16): the kernels read Acts.x
+	act   actKind // the int8 quantization (llama.cpp's vec_dot_type)
+	// acts builds the activation layout dot and rows read (once per
+	// Quantize); nil for float activations.
+	acts func(a *Acts, p *Pool)
+	dot  dotFn
+	rows rowsFn // nil: dot per row
+	// rows4 serves four activation rows at once, each weight row read
+	// and unpacked once for all four; nil: rows per activation row.
+	rows4 rows4Fn
+	gemm  *gemmFormat // the GEMM for n > fewRows; nil: the few-row path
 }
 
-// kernelsFor returns the kernels of format f, or nil.
-func kernelsFor(f *quant.Format) *kernel { return kernelTable[f] }
+// formatTraits holds every format's traits by tier; a tier left unset (no
+// dot) falls back to the next lower one. The generic
+// entries are in generic.go, the SIMD tiers in cpu_amd64.go.
+var formatTraits = map[*quant.Format]*[numTiers]traits{}
+
+// define registers tr as format f's traits at tier t.
+func define(f *quant.Format, t int, tr traits) {
+	ts := formatTraits[f]
+	if ts == nil {
+		ts = new([numTiers]traits)
+		formatTraits[f] = ts
+	}
+	if tr.rows == nil {
+		tr.rows = dotRows(tr.dot)
+	}
+	if tr.rows4 == nil {
+		tr.rows4 = rows4Of(tr.rows)
+	}
+	ts[t] = tr
+}
+
+// traitsFor returns format f's traits at tier t (those of the highest
+// tier ≤ t that has any), or nil for a format without kernels.
+func traitsFor(f *quant.Format, t int) *traits {
+	ts := formatTraits[f]
+	if ts == nil {
+		return nil
+	}
+	for ; t > tierGeneric && ts[t].dot == nil; t-- {
+	}
+	return &ts[t]
+}
+
+// dotRows is the rowsFn of a format whose kernels take one row per call.
+func dotRows(dot dotFn) rowsFn {
+	return func(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+		for r := lo; r < hi; r++ {
+			dst[r] = dot(w.row(r), a, i)
+		}
+	}
+}
+
+// The activation layouts (traits.acts).
+
+// natural is the int8 quantization k in natural order (Acts.prepare).
+func natural(k actKind) func(a *Acts, p *Pool) {
+	return func(a *Acts, p *Pool) { a.prepare(p, k) }
+}
+
+// simdLayout is quantization k's SIMD layouts (Acts.prepareSIMD).
+func simdLayout(k actKind) func(a *Acts, p *Pool) {
+	return func(a *Acts, p *Pool) { a.prepareSIMD(p, k) }
+}
+
+// planesLayout is plane layout l; with tail set, also the SIMD layout
+// that the Q1_0 and Q2_0_g64 kernels read for a row's blocks past its last
+// whole chunk.
+func planesLayout(l planeLayout, tail bool) func(a *Acts, p *Pool) {
+	return func(a *Acts, p *Pool) {
+		a.preparePlanes(p, l)
+		if tail && a.cols%planeInfo[l].chunk != 0 {
+			a.prepareSIMD(p, planeInfo[l].act)
+		}
+	}
+}
+
+// tritLayoutOf is trit layout l (Acts.prepareTrit).
+func tritLayoutOf(l *tritLayout) func(a *Acts, p *Pool) {
+	return func(a *Acts, p *Pool) { a.prepareTrit(p, l) }
+}

@@ -2,51 +2,46 @@
 
 package kernels
 
-import (
-	"golang.org/x/sys/cpu"
+import "trit/quant"
 
-	"trit/quant"
-)
-
-// detectTier picks the best tier the CPU runs. Both SIMD tiers convert the
-// fp16 weight scales with F16C and accumulate with FMA. The AVX-512 kernels
-// also move bytes with VBMI's permutes and unpack codes with GFNI's
-// GF2P8AFFINEQB: every CPU with VNNI has both except Cascade Lake, which
-// gets the AVX2 tier.
-func detectTier() int {
-	x := cpu.X86
-	base := x.HasAVX2 && x.HasFMA && x.HasF16C
-	switch {
-	case base && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI && x.HasAVX512VBMI && x.HasAVX512GFNI:
-		return tierAVX512
-	case base:
-		return tierAVX2
-	}
-	return tierGeneric
-}
-
+// The SIMD tiers of every format, in one place (the generic tier is in
+// generic.go). Formats missing at AVX-512 run their AVX2 code there.
 func init() {
-	set := func(f *quant.Format, avx2, avx512 dotFn) {
-		kernelTable[f].dot[tierAVX2] = avx2
-		kernelTable[f].dot[tierAVX512] = avx512
+	for f, dot := range map[*quant.Format]dotFn{quant.F32: dotF32AVX2, quant.F16: dotF16AVX2, quant.BF16: dotBF16AVX2} {
+		define(f, tierAVX2, traits{float: true, dot: dot})
 	}
-	set(quant.Q2_0, dotQ2_0AVX2, dotQ2_0Planes)
-	set(quant.PQ2_0, dotQ2_0AVX2, dotQ2_0Planes)
-	set(quant.Q2_0g64, dotQ2_0g64AVX2, dotQ2_0g64Planes)
-	set(quant.TQ2_0, dotTQ2_0AVX2, dotTQ2_0Planes)
-	set(quant.Q1_0, dotQ1_0AVX2, dotQ1_0Planes)
-	rowsKernels = map[*quant.Format]rowsFn{
-		quant.Q2_0: rowsQ2_0Planes, quant.PQ2_0: rowsQ2_0Planes, quant.Q2_0g64: rowsQ2_0g64Planes,
-		quant.TQ2_0: rowsTQ2_0Planes, quant.Q1_0: rowsQ1_0Planes,
-		quant.TQ1_0: rowsTQ1_0AVX512, quant.PTQ1_0: rowsPTQ1_0AVX512,
+	nat0, natK := natural(actQ8_0), natural(actQ8_K)
+	define(quant.Q8_0, tierAVX2, traits{act: actQ8_0, acts: nat0, dot: dotQ8_0AVX2})
+	define(quant.Q8_0, tierAVX512, traits{act: actQ8_0, acts: nat0, dot: dotQ8_0AVX512})
+	define(quant.Q4_0, tierAVX2, traits{act: actQ8_0, acts: nat0, dot: dotQ4_0AVX2})
+	define(quant.Q4_0, tierAVX512, traits{act: actQ8_0, acts: nat0, dot: dotQ4_0AVX512})
+	define(quant.Q4_K, tierAVX2, traits{act: actQ8_K, acts: natK, dot: dotQ4_KAVX2})
+	define(quant.Q4_K, tierAVX512, traits{act: actQ8_K, acts: natK, dot: dotQ4_KAVX512})
+	define(quant.Q6_K, tierAVX2, traits{act: actQ8_K, acts: natK, dot: dotQ6_KAVX2})
+
+	simd0, simdK := simdLayout(actQ8_0), simdLayout(actQ8_K)
+	for _, f := range []*quant.Format{quant.Q2_0, quant.PQ2_0} {
+		define(f, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ2_0AVX2})
+		define(f, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ2, false),
+			dot: dotQ2_0Planes, rows: rowsQ2_0Planes, rows4: rows4Q2_0Planes, gemm: simdGEMM(gemmQ2, unpackQ2AVX512)})
 	}
-	for f, l := range map[*quant.Format]planeLayout{
-		quant.Q2_0: planeQ2, quant.PQ2_0: planeQ2, quant.Q2_0g64: planeQ2, quant.TQ2_0: planeTQ2, quant.Q1_0: planeQ1,
-	} {
-		kernelTable[f].planes[tierAVX512] = l
-	}
-	set(quant.PTQ1_0, dotPTQ1_0AVX2, dotPTQ1_0AVX512)
-	set(quant.TQ1_0, dotTQ1_0AVX2, dotTQ1_0AVX512)
+	define(quant.Q2_0g64, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ2_0g64AVX2})
+	define(quant.Q2_0g64, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ2, true),
+		dot: dotQ2_0g64Planes, rows: rowsQ2_0g64Planes, gemm: simdGEMM(gemmQ2g64, unpackQ2g64AVX512)})
+	define(quant.TQ2_0, tierAVX2, traits{act: actQ8_K, acts: simdK, dot: dotTQ2_0AVX2})
+	define(quant.TQ2_0, tierAVX512, traits{act: actQ8_K, acts: planesLayout(planeTQ2, false),
+		dot: dotTQ2_0Planes, rows: rowsTQ2_0Planes, rows4: rows4TQ2_0Planes, gemm: simdGEMM(gemmTQ2, unpackTQ2AVX512)})
+	define(quant.Q1_0, tierAVX2, traits{act: actQ8_0, acts: simd0, dot: dotQ1_0AVX2})
+	define(quant.Q1_0, tierAVX512, traits{act: actQ8_0, acts: planesLayout(planeQ1, true),
+		dot: dotQ1_0Planes, rows: rowsQ1_0Planes, gemm: simdGEMM(gemmQ1, unpackQ1AVX512)})
+
+	ptq1, tq1 := tritLayoutOf(layoutPTQ1_0), tritLayoutOf(layoutTQ1_0)
+	define(quant.PTQ1_0, tierAVX2, traits{act: actQ8_0, acts: ptq1, dot: dotPTQ1_0AVX2})
+	define(quant.PTQ1_0, tierAVX512, traits{act: actQ8_0, acts: ptq1,
+		dot: dotPTQ1_0AVX512, rows: rowsPTQ1_0AVX512, gemm: simdGEMM(gemmPTQ1, unpackPTQ1AVX512)})
+	define(quant.TQ1_0, tierAVX2, traits{act: actQ8_K, acts: tq1, dot: dotTQ1_0AVX2})
+	define(quant.TQ1_0, tierAVX512, traits{act: actQ8_K, acts: tq1,
+		dot: dotTQ1_0AVX512, rows: rowsTQ1_0AVX512, gemm: simdGEMM(gemmTQ1, unpackTQ1AVX512)})
 }
 
 // The assembly kernels take one packed row of nb blocks and the SIMD
@@ -77,19 +72,19 @@ func tq1AVX2(w *byte, nb int, q *int8, sz *int32, ds *float32) float32
 
 // tritRow returns pointers to activation row i in trit layout k, from
 // element k0 (a multiple of the block size) on.
-func tritRow(a *Acts, i, k0, k int) (*int8, *int32, *float32) {
-	t, l := &a.trit[k], tritLayouts[k]
+func tritRow(a *Acts, i, k0 int, l *tritLayout) (*int8, *int32, *float32) {
+	t := &a.trit[l.id]
 	off := i*t.stride + k0/l.be*len(l.slots)
 	return &t.q[off], &t.sz[off/4], &t.ds[off/4]
 }
 
 func dotPTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0, 0)
+	q, sz, ds := tritRow(a, i, 0, layoutPTQ1_0)
 	return ptq1AVX2(&w[0], len(w)/28, q, sz, ds)
 }
 
 func dotTQ1_0AVX2(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := tritRow(a, i, 0, 1)
+	q, sz, ds := tritRow(a, i, 0, layoutTQ1_0)
 	return tq1AVX2(&w[0], len(w)/54, q, sz, ds)
 }
 
@@ -178,9 +173,9 @@ func dotQ2_0g64Planes(w []byte, a *Acts, i int) float32 {
 	return out[0]
 }
 
-func rowsQ2_0g64Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsQ2_0g64Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	q2gRows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, 0)
+	q2gRows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, i)
 }
 
 func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {
@@ -190,10 +185,46 @@ func dotQ2_0Planes(w []byte, a *Acts, i int) float32 {
 	return out
 }
 
-func rowsQ2_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsQ2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	q, sz, ds := planeRow(a, planeQ2, 0)
+	q, sz, ds := planeRow(a, planeQ2, i)
 	q2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/34, q, sz, ds, &dst[lo])
+}
+
+// The four-row plane kernels (rows4_amd64.s) take activation rows i..i+3
+// of the plane layout at once, astride bytes apart, and store the products
+// of nr weight rows, row j's dstride bytes after row 0's.
+
+//go:noescape
+func tq2mAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int)
+
+//go:noescape
+func q2mAVX512(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int)
+
+// planeRows4 runs the four-row plane kernel kern of layout l.
+func planeRows4(kern func(w *byte, rb, nr, nb int, q *int8, sz *int32, ds *float32, astride int, dst *float32, dstride int),
+	l planeLayout, bb int, dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	if hi <= lo {
+		return
+	}
+	rb := w.rowBytes()
+	q, sz, ds := planeRow(a, l, i)
+	_ = dst[(i+3)*w.Rows+hi-1]
+	kern(&w.Data[lo*rb], rb, hi-lo, rb/bb, q, sz, ds, a.planes[l].stride, &dst[i*w.Rows+lo], 4*w.Rows)
+}
+
+func rows4TQ2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	planeRows4(tq2mAVX512, planeTQ2, 66, dst, w, a, i, lo, hi)
+}
+
+// rows4Q2_0Planes: the four-row kernel takes whole chunks of two blocks;
+// a row of an odd number of blocks takes the one-row kernel per row.
+func rows4Q2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	if w.Cols/128%2 != 0 {
+		rows4Of(rowsQ2_0Planes)(dst, w, a, i, lo, hi)
+		return
+	}
+	planeRows4(q2mAVX512, planeQ2, 34, dst, w, a, i, lo, hi)
 }
 
 func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {
@@ -203,9 +234,9 @@ func dotTQ2_0Planes(w []byte, a *Acts, i int) float32 {
 	return out
 }
 
-func rowsTQ2_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsTQ2_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	q, sz, ds := planeRow(a, planeTQ2, 0)
+	q, sz, ds := planeRow(a, planeTQ2, i)
 	tq2pAVX512(&w.Data[lo*rb], rb, hi-lo, rb/66, q, sz, ds, &dst[lo])
 }
 
@@ -219,9 +250,9 @@ func dotQ1_0Planes(w []byte, a *Acts, i int) float32 {
 	return out[0]
 }
 
-func rowsQ1_0Planes(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsQ1_0Planes(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	q1Rows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, 0)
+	q1Rows(dst[lo:hi], w.Data[lo*rb:hi*rb], rb, a, i)
 }
 
 func dotQ2_0g64AVX2(w []byte, a *Acts, i int) float32 {
@@ -237,9 +268,4 @@ func dotTQ2_0AVX2(w []byte, a *Acts, i int) float32 {
 func dotQ1_0AVX2(w []byte, a *Acts, i int) float32 {
 	q, sz, ds := simdRow(a, actQ8_0, i, 0, false)
 	return q1AVX2(&w[0], len(w)/18, q, sz, ds)
-}
-
-func dotQ1_0AVX512(w []byte, a *Acts, i int) float32 {
-	q, sz, ds := simdRow(a, actQ8_0, i, 0, false)
-	return q1AVX512(&w[0], len(w)/18, q, sz, ds)
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"trit/quant"
 )
 
 // TestQuantizeQ8_0SIMD checks the AVX-512 quantizer against quantizeBlock
@@ -133,55 +135,73 @@ func TestQuantizeQ8_KSIMD(t *testing.T) {
 	}
 }
 
-// TestRowsKernels checks the decode kernels that loop over rows (rows in
+// TestRowsKernels checks every tier's rowsFn and rows4Fn (the assembly
+// ones take weight rows in
 // pairs, i with i+nr/2, and an odd last row) against one single-row call
 // per row, bit for bit, for every row count up to 9, every block count up
 // to 11 (every way the loops split a row) and longer rows with and without
 // the tails that the plane layouts leave to other kernels; rows outside
 // the range must stay untouched.
 func TestRowsKernels(t *testing.T) {
-	if len(rowsKernels) == 0 || hwTier < tierAVX512 {
-		t.Skip("no row-looping decode kernels in this build or on this CPU")
-	}
-	restore, err := useTier("avx512")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer restore()
 	rng := rand.New(rand.NewPCG(11, 12))
 	p := NewPool(1)
 	defer p.Close()
+	for _, name := range tiers() {
+		restore, err := useTier(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range quant.All {
+			testRowsKernel(t, p, f, rng)
+		}
+		restore()
+	}
+}
+
+// testRowsKernel is TestRowsKernels for one format at the tier in use.
+func testRowsKernel(t *testing.T, p *Pool, f *quant.Format, rng *rand.Rand) {
 	const untouched = -7.5
-	for f, rk := range rowsKernels {
-		dot, _ := kernelsFor(f).pick(tierAVX512)
-		var lengths []int
-		for nb := 1; nb <= 11; nb++ {
-			lengths = append(lengths, nb*f.BlockElems)
+	tr := traitsFor(f, tier)
+	rk, dot := tr.rows, tr.dot
+	var lengths []int
+	for nb := 1; nb <= 11; nb++ {
+		lengths = append(lengths, nb*f.BlockElems)
+	}
+	for _, cols := range []int{1280, 2560} {
+		if cols%f.BlockElems == 0 {
+			lengths = append(lengths, cols)
 		}
-		for _, cols := range []int{1280, 2560} {
-			if cols%f.BlockElems == 0 {
-				lengths = append(lengths, cols)
-			}
+	}
+	for _, cols := range lengths {
+		w := randMatrix(t, f, 9, cols, rng)
+		// Six activation rows: the kernels take row i's layout (rows
+		// 1 and 1..4 here), and rows4 must leave rows 0 and 5 alone.
+		const n = 6
+		var a Acts
+		p.Quantize(&a, randActs(n, cols, rng), n, cols)
+		if tr.acts != nil {
+			tr.acts(&a, p)
 		}
-		for _, cols := range lengths {
-			w := randMatrix(t, f, 9, cols, rng)
-			var a Acts
-			p.Quantize(&a, randActs(1, cols, rng), 1, cols)
-			dst := make([]float32, w.Rows)
-			p.MatMulActs(dst, w, &a) // builds the layouts
-			for nr := 1; nr <= w.Rows; nr++ {
-				for lo := 0; lo+nr <= w.Rows; lo += nr {
+		dst := make([]float32, n*w.Rows)
+		for nr := 1; nr <= w.Rows; nr++ {
+			for lo := 0; lo+nr <= w.Rows; lo += nr {
+				for four := range 2 {
 					for r := range dst {
 						dst[r] = untouched
 					}
-					rk(dst, w, &a, lo, lo+nr)
-					for r := range w.Rows {
+					if four == 1 {
+						tr.rows4(dst, w, &a, 1, lo, lo+nr)
+					} else {
+						rk(dst[w.Rows:2*w.Rows], w, &a, 1, lo, lo+nr)
+					}
+					for k := range dst {
+						i, r := k/w.Rows, k%w.Rows
 						want := float32(untouched)
-						if r >= lo && r < lo+nr {
-							want = dot(w.row(r), &a, 0)
+						if r >= lo && r < lo+nr && (i == 1 || four == 1 && i >= 1 && i <= 4) {
+							want = dot(w.row(r), &a, i)
 						}
-						if math.Float32bits(dst[r]) != math.Float32bits(want) {
-							t.Fatalf("%s cols %d rows [%d,%d) row %d: got %g, want %g", f, cols, lo, lo+nr, r, dst[r], want)
+						if math.Float32bits(dst[k]) != math.Float32bits(want) {
+							t.Fatalf("%s tier %s cols %d rows [%d,%d) rows4 %v: act row %d row %d: got %g, want %g", f, Tier(), cols, lo, lo+nr, four == 1, i, r, dst[k], want)
 						}
 					}
 				}

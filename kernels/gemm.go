@@ -3,8 +3,6 @@ package kernels
 import (
 	"encoding/binary"
 	"sync"
-
-	"trit/quant"
 )
 
 // The prefill product (n > 1) of the ternary and binary formats is an int8
@@ -41,10 +39,11 @@ type gemmFormat struct {
 	// unpack writes the codes of one weight block of one row: slot group
 	// j (four slots) at dst[j·groupStride:], and returns the block's scale.
 	unpack func(dst []byte, blk []byte) float32
-	// unpack16, where the CPU has one, unpacks 16 rows at once.
+	// unpack16, where the tier has one, unpacks 16 rows at once.
 	unpack16 gemmUnpacker
 	// acts fills in the activation layout of a (built on first use).
 	acts func(g *gemmActs, a *Acts, p *Pool)
+	kern gemmKernel // the micro-kernel of the tier
 }
 
 // gemmUnpacker unpacks nb consecutive weight blocks of 16 rows, rb bytes
@@ -88,16 +87,15 @@ func q8Acts(k actKind, span int) func(g *gemmActs, a *Acts, p *Pool) {
 	}
 }
 
-// gemmFormats lists the formats the GEMM serves.
-var gemmFormats = map[*quant.Format]*gemmFormat{
-	quant.Q2_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.PQ2_0:   {slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q2_0g64: {slots: 64, blocks: 2, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)},
-	quant.Q1_0:    {slots: 128, blocks: 4, span: 32, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)},
-	quant.TQ2_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)},
-	quant.TQ1_0:   {slots: 256, blocks: 1, span: 256, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)},
-	quant.PTQ1_0:  {slots: 128, blocks: 4, span: 32, unpack: unpackPTQ1, acts: q8Acts(actQ8_0, qk)},
-}
+// The GEMM's formats, without a tier's unpack16 and kern (see simdGEMM).
+var (
+	gemmQ2    = &gemmFormat{slots: 128, blocks: 4, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)} // Q2_0, PQ2_0
+	gemmQ2g64 = &gemmFormat{slots: 64, blocks: 2, span: 32, unpack: unpackQ2, acts: q8Acts(actQ8_0, qk)}
+	gemmQ1    = &gemmFormat{slots: 128, blocks: 4, span: 32, unpack: unpackQ1, acts: q8Acts(actQ8_0, qk)}
+	gemmTQ2   = &gemmFormat{slots: 256, blocks: 1, span: 256, unpack: unpackTQ2, acts: q8Acts(actQ8_K, qkK)}
+	gemmTQ1   = &gemmFormat{slots: 256, blocks: 1, span: 256, unpack: unpackTQ1, acts: q8Acts(actQ8_K, qkK)}
+	gemmPTQ1  = &gemmFormat{slots: 128, blocks: 4, span: 32, unpack: unpackPTQ1, acts: q8Acts(actQ8_0, qk)}
+)
 
 // groupStride is the distance between consecutive slot groups of one row
 // in the unpacked tile.
@@ -242,8 +240,8 @@ var (
 	gemmActsBuf = sync.Pool{New: func() any { return new(gemmActs) }}
 )
 
-// matMulGEMM is MatMulActs for n > 1 on format g with kernel kern.
-func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern gemmKernel) {
+// matMulGEMM is MatMulActs on format g (its tier's unpack16 and kern).
+func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat) {
 	acts := gemmActsBuf.Get().(*gemmActs)
 	defer func() {
 		acts.q = nil // the pool keeps only sd
@@ -301,7 +299,7 @@ func (p *Pool) matMulGEMM(dst []float32, w *Matrix, a *Acts, g *gemmFormat, kern
 							c.q[j], c.sd[j], c.dst[j] = c.q[0], c.sd[0], &spare[0]
 						}
 					}
-					kern(&c)
+					g.kern(&c)
 				}
 			}
 		}

@@ -2,24 +2,12 @@
 
 package kernels
 
-import (
-	"trit/quant"
-)
-
-func init() {
-	for f := range gemmFormats {
-		kernelTable[f].gemm[tierAVX512] = gemmAVX512
-	}
-	if hwTier < tierAVX512 {
-		return
-	}
-	for f, fn := range map[*quant.Format]gemmUnpacker{
-		quant.Q2_0: unpackQ2AVX512, quant.PQ2_0: unpackQ2AVX512, quant.Q2_0g64: unpackQ2g64AVX512,
-		quant.Q1_0: unpackQ1AVX512, quant.TQ2_0: unpackTQ2AVX512, quant.TQ1_0: unpackTQ1AVX512,
-		quant.PTQ1_0: unpackPTQ1AVX512,
-	} {
-		gemmFormats[f].unpack16 = fn
-	}
+// simdGEMM returns g with the AVX-512 micro-kernel and the 16-row
+// unpacker u.
+func simdGEMM(g *gemmFormat, u gemmUnpacker) *gemmFormat {
+	c := *g
+	c.unpack16, c.kern = u, gemmAVX512
+	return &c
 }
 
 // gemmAVX512 is the micro-kernel.

@@ -79,8 +79,8 @@ func fma32(x, y, z float32) float32 {
 func gemmKernels() map[string]gemmKernel {
 	ks := map[string]gemmKernel{"go": gemmGo}
 	if hwTier >= tierAVX512 {
-		if k := kernelsFor(quant.Q2_0).gemm[tierAVX512]; k != nil {
-			ks["asm"] = k
+		if g := traitsFor(quant.Q2_0, tierAVX512).gemm; g != nil {
+			ks["asm"] = g.kern
 		}
 	}
 	return ks
@@ -209,8 +209,12 @@ func exactCall(c *gemmCall, r, l int) (float32, float64) {
 // the same bytes and scales.
 func TestGEMMUnpack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	for f, g := range gemmFormats {
-		if g.unpack16 == nil {
+	if hwTier < tierAVX512 {
+		t.Skip("no 16-row unpackers in this build or on this CPU")
+	}
+	for _, f := range quant.All {
+		g := traitsFor(f, tierAVX512).gemm
+		if g == nil || g.unpack16 == nil {
 			continue
 		}
 		const rows, nb = 16, 3
@@ -240,6 +244,13 @@ func TestGEMMUnpack(t *testing.T) {
 	}
 }
 
+// gemmFormatsGo lists the GEMM's formats, which every build has (the
+// SIMD tiers add their unpackers and kernels).
+var gemmFormatsGo = map[*quant.Format]*gemmFormat{
+	quant.Q2_0: gemmQ2, quant.PQ2_0: gemmQ2, quant.Q2_0g64: gemmQ2g64, quant.Q1_0: gemmQ1,
+	quant.TQ2_0: gemmTQ2, quant.TQ1_0: gemmTQ1, quant.PTQ1_0: gemmPTQ1,
+}
+
 // TestGEMMGo runs the GEMM with the Go twin (every build has it) on every
 // format, with partial tiles, activation rows past a multiple of four and
 // several K chunks, against the exact products within the TestTiers bound.
@@ -247,7 +258,7 @@ func TestGEMMGo(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	p := NewPool(2)
 	defer p.Close()
-	for f, g := range gemmFormats {
+	for f, g := range gemmFormatsGo {
 		cols := 2 * gemmChunk / g.slots * f.BlockElems
 		cols += f.BlockElems * 3 // a partial chunk
 		const n = 6
@@ -255,7 +266,9 @@ func TestGEMMGo(t *testing.T) {
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
 		dst := make([]float32, n*w.Rows)
-		p.matMulGEMM(dst, w, &a, g, gemmGo)
+		gg := *g
+		gg.kern = gemmGo
+		p.matMulGEMM(dst, w, &a, &gg)
 		for i := range n {
 			for r := range w.Rows {
 				ref, mag := exactRef(p, w, &a, i, r)

@@ -6,7 +6,30 @@ import (
 	"sync"
 
 	"trit/half"
+	"trit/quant"
 )
+
+// swarFormats gives the formats with a swarKernel theirs.
+var swarFormats = map[*quant.Format]*swarKernel{
+	quant.TQ1_0: swarTQ1_0, quant.TQ2_0: swarTQ2_0, quant.Q1_0: swarQ1_0, quant.Q2_0: swarQ2_0,
+	quant.PQ2_0: swarQ2_0, quant.Q2_0g64: swarQ2_0g64, quant.PTQ1_0: swarPTQ1_0,
+}
+
+// The generic tier of every format: what the products run with the purego
+// tag, on other architectures and with TRIT_CPU=generic, and the traits
+// the SIMD tiers fall back to.
+func init() {
+	for f, dot := range map[*quant.Format]dotFn{quant.F32: dotF32Go, quant.F16: dotF16Go, quant.BF16: dotBF16Go} {
+		define(f, tierGeneric, traits{float: true, dot: dot})
+	}
+	define(quant.Q8_0, tierGeneric, traits{act: actQ8_0, acts: natural(actQ8_0), dot: dotQ8_0Go})
+	define(quant.Q4_0, tierGeneric, traits{act: actQ8_0, acts: natural(actQ8_0), dot: dotQ4_0Go})
+	define(quant.Q4_K, tierGeneric, traits{act: actQ8_K, acts: natural(actQ8_K), dot: dotQ4_KGo})
+	define(quant.Q6_K, tierGeneric, traits{act: actQ8_K, acts: natural(actQ8_K), dot: dotQ6_KGo})
+	for f, sk := range swarFormats {
+		define(f, tierGeneric, traits{act: sk.act, acts: sk.layout, dot: sk.dotAct, rows: sk.rowsAct})
+	}
+}
 
 // The portable Go kernels. Each returns Σ_j W[j]·x[j] for one packed row w
 // and activation row i of a. Integer formats accumulate an exact int32 per

@@ -32,8 +32,9 @@ import "math"
 
 // swarKernel is the generic-tier product of one format.
 type swarKernel struct {
-	be    int // elements per weight block
-	words int // activation words per weight block
+	act   actKind // the int8 activations the words are built from
+	be    int     // elements per weight block
+	words int     // activation words per weight block
 	// build writes the words of one activation row from its int8 values q
 	// and per-32 scales d and sums s; len(x) = len(q)/be·words.
 	build func(q []int8, d []float32, s []int32, x []uint64)
@@ -43,12 +44,12 @@ type swarKernel struct {
 }
 
 var (
-	swarQ2_0    = &swarKernel{be: 128, words: 4 * 9, build: buildQ2_0Swar, dot: dotQ2_0Swar}
-	swarQ2_0g64 = &swarKernel{be: 64, words: 2 * 9, build: buildQ2_0Swar, dot: dotQ2_0g64Swar}
-	swarQ1_0    = &swarKernel{be: 128, words: 4 * 9, build: buildQ1_0Swar, dot: dotQ1_0Swar}
-	swarTQ2_0   = &swarKernel{be: 256, words: 64 + 1, build: buildTQ2_0Swar, dot: dotTQ2_0Swar}
-	swarTQ1_0   = &swarKernel{be: 256, words: 52 + 1, build: buildTQ1_0Swar, dot: dotTQ1_0Swar}
-	swarPTQ1_0  = &swarKernel{be: 128, words: 56 + 4, build: buildPTQ1_0Swar, dot: dotPTQ1_0Swar}
+	swarQ2_0    = &swarKernel{act: actQ8_0, be: 128, words: 4 * 9, build: buildQ2_0Swar, dot: dotQ2_0Swar}
+	swarQ2_0g64 = &swarKernel{act: actQ8_0, be: 64, words: 2 * 9, build: buildQ2_0Swar, dot: dotQ2_0g64Swar}
+	swarQ1_0    = &swarKernel{act: actQ8_0, be: 128, words: 4 * 9, build: buildQ1_0Swar, dot: dotQ1_0Swar}
+	swarTQ2_0   = &swarKernel{act: actQ8_K, be: 256, words: 64 + 1, build: buildTQ2_0Swar, dot: dotTQ2_0Swar}
+	swarTQ1_0   = &swarKernel{act: actQ8_K, be: 256, words: 52 + 1, build: buildTQ1_0Swar, dot: dotTQ1_0Swar}
+	swarPTQ1_0  = &swarKernel{act: actQ8_0, be: 128, words: 56 + 4, build: buildPTQ1_0Swar, dot: dotPTQ1_0Swar}
 )
 
 // The code tables. codes2 spreads a byte's four 2-bit codes (code j at
@@ -456,38 +457,36 @@ func dotPTQ1_0Swar(w []byte, x []uint64) float32 {
 	return sum
 }
 
-// matMulSwar is MatMulActs for the generic tier of a format with a
-// swarKernel, on int8 activations of quantization act.
-func (p *Pool) matMulSwar(dst []float32, w *Matrix, a *Acts, sk *swarKernel, act actKind) {
-	n, rows := a.n, w.Rows
-	t := a.prepare(p, act)
+// layout builds the words of every activation row (traits.acts), once per
+// Quantize and kernel: formats with the same words share them.
+func (sk *swarKernel) layout(a *Acts, p *Pool) {
+	if a.swarOf == sk {
+		return
+	}
+	t := a.prepare(p, sk.act)
 	per, nb := a.cols/sk.be*sk.words, a.cols/qk
-	a.swar = grow(a.swar, n*per)
-	p.For(n, func(lo, hi int) {
+	a.swar = grow(a.swar, a.n*per)
+	p.For(a.n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			sk.build(t.q[i*a.cols:(i+1)*a.cols], t.d[i*nb:(i+1)*nb], t.s[i*nb:(i+1)*nb], a.swar[i*per:(i+1)*per])
 		}
 	})
-	if n == 1 {
-		p.forGrain(rows, 8, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				dst[r] = sk.dot(w.row(r), a.swar[:per])
-			}
-		})
-		return
+	a.swarOf = sk
+}
+
+// rowWords returns activation row i's words.
+func (sk *swarKernel) rowWords(a *Acts, i int) []uint64 {
+	per := a.cols / sk.be * sk.words
+	return a.swar[i*per : (i+1)*per]
+}
+
+// dotAct is the format's dotFn.
+func (sk *swarKernel) dotAct(w []byte, a *Acts, i int) float32 { return sk.dot(w, sk.rowWords(a, i)) }
+
+// rowsAct is the format's rowsFn.
+func (sk *swarKernel) rowsAct(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
+	x := sk.rowWords(a, i)
+	for r := lo; r < hi; r++ {
+		dst[r] = sk.dot(w.row(r), x)
 	}
-	// A tile of weight rows stays in L1 while every activation row (its
-	// words in L2) passes over it.
-	tiles := (rows + rowTile - 1) / rowTile
-	p.For(tiles, func(lo, hi int) {
-		for r0 := lo * rowTile; r0 < min(rows, hi*rowTile); r0 += rowTile {
-			r1 := min(rows, r0+rowTile)
-			for i := range n {
-				x := a.swar[i*per : (i+1)*per]
-				for r := r0; r < r1; r++ {
-					dst[i*rows+r] = sk.dot(w.row(r), x)
-				}
-			}
-		}
-	})
 }

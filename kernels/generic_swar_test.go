@@ -20,7 +20,7 @@ func TestSwarExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	formats := []*quant.Format{quant.Q2_0, quant.PQ2_0, quant.Q2_0g64, quant.Q1_0, quant.TQ2_0, quant.TQ1_0, quant.PTQ1_0}
 	for _, f := range formats {
-		sk := kernelsFor(f).swar
+		sk := swarFormats[f]
 		cols := 7 * sk.be // Q2_0_g64 takes four blocks a step, then one at a time
 		nb := cols / f.BlockElems
 		scale := scaleOffsets[f][0]

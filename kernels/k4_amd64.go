@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"trit/half"
-	"trit/quant"
 )
 
 // The Q4_0 and Q4_K kernels (k4_amd64.s) read the natural int8 layout of
@@ -38,16 +37,6 @@ func q4kAVX2(w *byte, nb int, q *int8, d *float32, s *int32) float32
 
 //go:noescape
 func q4kAVX512(w *byte, nb int, q *int8, d *float32, s *int32) float32
-
-func init() {
-	kernelTable[quant.Q4_0].dot[tierAVX2] = dotQ4_0AVX2
-	kernelTable[quant.Q4_K].dot[tierAVX2] = dotQ4_KAVX2
-	kernelTable[quant.Q4_0].dot[tierAVX512] = dotQ4_0AVX512
-	kernelTable[quant.Q4_K].dot[tierAVX512] = dotQ4_KAVX512
-	kernelTable[quant.F32].dot[tierAVX2] = dotF32AVX2
-	kernelTable[quant.F16].dot[tierAVX2] = dotF16AVX2
-	kernelTable[quant.BF16].dot[tierAVX2] = dotBF16AVX2
-}
 
 func dotQ4_0AVX2(w []byte, a *Acts, i int) float32 {
 	q, d := natRow(a, actQ8_0, i)

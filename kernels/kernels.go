@@ -7,7 +7,18 @@
 // Three tiers implement the integer kernels: AVX-512 (VNNI), AVX2 and
 // portable Go. The best tier the CPU supports is chosen once at init; the
 // environment variable TRIT_CPU=generic|avx2|avx512 forces a lower one, and
-// the purego build tag compiles only the Go tier.
+// the purego build tag compiles only the Go tier. Each format's kernels at
+// each tier are described in one place (traits in cpu.go).
+//
+// A product of up to 16 activation rows (batched decoding, a speculative
+// draft) reads the weights from memory once: each worker takes a tile of
+// weight rows that stays in cache while every activation row passes over
+// it, with the kernels of a single row (four rows at a time where a format
+// has such a kernel). A row's result is then the same bits whether it is
+// computed alone or among others, at any thread count. Larger products of
+// the ternary and binary formats at the AVX-512 tier run an int8 GEMM
+// instead, whose float association differs; Pool.SetBatchInvariant keeps
+// them on the row kernels.
 package kernels
 
 import (
@@ -36,7 +47,7 @@ type Matrix struct {
 // in format f and returns the matrix. Every kernel assumes a matrix that
 // passed this check (or was built with the same invariants).
 func NewMatrix(f *quant.Format, rows, cols int, data []byte) (*Matrix, error) {
-	if f == nil || kernelsFor(f) == nil {
+	if f == nil || traitsFor(f, tierGeneric) == nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, f)
 	}
 	if rows < 0 || cols <= 0 || cols%f.BlockElems != 0 {

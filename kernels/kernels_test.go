@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"trit/half"
+	"trit/internal/cpu"
 	"trit/quant"
 )
 
@@ -63,7 +64,13 @@ func randActs(n, cols int, rng *rand.Rand) []float32 {
 }
 
 // tiers returns the tiers this machine can run.
-func tiers() []string { return tierNames[:hwTier+1] }
+func tiers() []string {
+	var names []string
+	for t := range hwTier + 1 {
+		names = append(names, cpu.Name(t))
+	}
+	return names
+}
 
 // exactRef returns, in float64, Σ_j W[r,j]·x̂[i,j] with x̂ the dequantized
 // int8 activations — the value every integer kernel approximates — and
@@ -75,7 +82,7 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 	buf := make([]float32, w.Cols)
 	decodeRow(w.Format, w.row(r), buf)
 	xh := make([]float64, w.Cols)
-	k := kernelsFor(w.Format)
+	k := traitsFor(w.Format, tierGeneric)
 	for j := range xh {
 		xh[j] = float64(a.x[i*a.cols+j])
 		if !k.float {
@@ -120,7 +127,7 @@ func exactRef(p *Pool, w *Matrix, a *Acts, i, r int) (ref, mag float64) {
 // bound returns the factor of the TestTiers error bound for a row of cols.
 func bound(f *quant.Format, cols int) float64 {
 	switch {
-	case kernelsFor(f).float:
+	case traitsFor(f, tierGeneric).float:
 		return float64(cols/4 + 8)
 	}
 	return float64(cols/qk + 8)
@@ -150,7 +157,9 @@ func TestTiers(t *testing.T) {
 
 // testTiers is TestTiers for one format and row length.
 func testTiers(t *testing.T, p *Pool, f *quant.Format, cols int, rng *rand.Rand) {
-	for _, n := range []int{1, 4, 5} { // 4: one GEMM row group; 5: and a partial one
+	// 4 and 5: the few-row path; 20 and 21: the GEMM (where the tier has
+	// one), whole row groups of four and a partial one.
+	for _, n := range []int{1, 4, 5, 20, 21} {
 		w := randMatrix(t, f, 37, cols, rng)
 		var a Acts
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
@@ -193,7 +202,7 @@ func TestMatMulVsFloat(t *testing.T) {
 		for i := range n {
 			// The activation step is amax/127 over the quantization's block.
 			bs := qk
-			if kernelsFor(f).act == actQ8_K {
+			if traitsFor(f, tierGeneric).act == actQ8_K {
 				bs = qkK
 			}
 			var amax [cols / qk]float64
@@ -205,7 +214,7 @@ func TestMatMulVsFloat(t *testing.T) {
 				var bound, mag float64
 				for j, v := range buf {
 					mag += math.Abs(float64(v) * float64(x[i*cols+j]))
-					if !kernelsFor(f).float {
+					if !traitsFor(f, tierGeneric).float {
 						bound += math.Abs(float64(v)) * amax[j/bs] / 127 * 0.5 * 1.001
 					}
 				}
@@ -218,30 +227,39 @@ func TestMatMulVsFloat(t *testing.T) {
 	}
 }
 
-// TestLargeMatMul runs the tiled n > 1 path across tile and K-chunk edges
-// and checks it against n separate matrix-vector products: equal within
-// the TestTiers bound (the GEMM's K chunks change only the float
-// association).
+// TestLargeMatMul runs the n > 1 paths across tile and K-chunk edges and
+// checks them against n separate matrix-vector products: equal within the
+// TestTiers bound (the GEMM's K chunks change only the float association;
+// TestBatchInvariance checks the bits where they must be equal).
 func TestLargeMatMul(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	p := NewPool(2)
 	defer p.Close()
 	for _, f := range []*quant.Format{quant.Q2_0, quant.Q2_0g64, quant.TQ2_0, quant.Q1_0, quant.PTQ1_0, quant.TQ1_0, quant.F16} {
-		const cols = 11264 // a multiple of 256; a 256 KiB tile holds only a few rows
-		n := 7
-		w := randMatrix(t, f, rowTile*2+3, cols, rng)
-		x := randActs(n, cols, rng)
-		got := make([]float32, n*w.Rows)
-		p.MatMul(got, w, x, n)
-		one := make([]float32, w.Rows)
-		var a Acts
-		for i := range n {
-			p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
-			p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
-			for r := range w.Rows {
-				_, mag := exactRef(p, w, &a, 0, r)
-				if d := math.Abs(float64(one[r] - got[i*w.Rows+r])); d > 2*bound(f, cols)*0x1p-23*mag {
-					t.Fatalf("%s: [%d,%d] = %g, matvec %g", f, i, r, got[i*w.Rows+r], one[r])
+		const cols = 11264 // a multiple of 256; a tile holds only a few rows
+		w := randMatrix(t, f, 35, cols, rng)
+		for _, n := range []int{7, fewRows + 3} {
+			x := randActs(n, cols, rng)
+			got := make([]float32, n*w.Rows)
+			p.MatMul(got, w, x, n)
+			gemm := n > fewRows && traitsFor(f, tier).gemm != nil
+			one := make([]float32, w.Rows)
+			var a Acts
+			for i := range n {
+				p.MatMul(one, w, x[i*cols:(i+1)*cols], 1)
+				p.Quantize(&a, x[i*cols:(i+1)*cols], 1, cols)
+				for r := range w.Rows {
+					g := got[i*w.Rows+r]
+					if !gemm {
+						if math.Float32bits(g) != math.Float32bits(one[r]) {
+							t.Fatalf("%s n=%d: [%d,%d] = %g, matvec %g", f, n, i, r, g, one[r])
+						}
+						continue
+					}
+					_, mag := exactRef(p, w, &a, 0, r)
+					if d := math.Abs(float64(one[r] - g)); d > 2*bound(f, cols)*0x1p-23*mag {
+						t.Fatalf("%s n=%d: [%d,%d] = %g, matvec %g", f, n, i, r, g, one[r])
+					}
 				}
 			}
 		}
@@ -515,23 +533,7 @@ func TestNewMatrix(t *testing.T) {
 	}
 }
 
-func TestEnvTier(t *testing.T) {
-	tests := []struct {
-		env  string
-		hw   int
-		want int
-	}{
-		{"", tierAVX512, tierAVX512},
-		{"generic", tierAVX512, tierGeneric},
-		{"avx2", tierAVX512, tierAVX2},
-		{"avx512", tierAVX2, tierAVX2},
-		{"bogus", tierAVX2, tierAVX2},
-	}
-	for _, tt := range tests {
-		if got := envTier(tt.env, tt.hw); got != tt.want {
-			t.Errorf("envTier(%q, %d) = %d, want %d", tt.env, tt.hw, got, tt.want)
-		}
-	}
+func TestUseTier(t *testing.T) {
 	if _, err := useTier("bogus"); err == nil {
 		t.Error("useTier(bogus) succeeded")
 	}
@@ -564,6 +566,7 @@ func TestPoolFor(t *testing.T) {
 // tier agrees with the exact value within the TestTiers bound.
 func FuzzTiers(f *testing.F) {
 	f.Add(make([]byte, 66), int64(1))
+	f.Add(make([]byte, 66), int64(-2))
 	f.Fuzz(func(t *testing.T, data []byte, seed int64) {
 		p := NewPool(1)
 		defer p.Close()
@@ -585,9 +588,12 @@ func FuzzTiers(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// One to four activation rows: the matrix-vector kernels and,
-			// for n > 1, the GEMM.
+			// One to four activation rows (the matrix-vector and few-row
+			// kernels) or fewRows+1 to +4 (the GEMM, where a tier has one).
 			n := 1 + int(uint64(seed)%4)
+			if seed < 0 {
+				n += fewRows
+			}
 			var a Acts
 			p.Quantize(&a, randActs(n, w.Cols, rng), n, w.Cols)
 			for _, name := range tiers() {

@@ -2,8 +2,6 @@
 
 package kernels
 
-import "trit/quant"
-
 // The Q8_0 and Q6_K kernels (kq_amd64.s) read the natural int8 layout of
 // one activation row (q) and its per-32 scales (d). Q6_K's per-16 int8
 // scales fit VPMADDWD, not VPDPBUSD, so its AVX2 kernel serves both tiers
@@ -19,12 +17,6 @@ func q8AVX512(w *byte, nb int, q *int8, d *float32) float32
 
 //go:noescape
 func q6kAVX2(w *byte, nb int, q *int8, d *float32) float32
-
-func init() {
-	q8 := kernelTable[quant.Q8_0]
-	q8.dot[tierAVX2], q8.dot[tierAVX512] = dotQ8_0AVX2, dotQ8_0AVX512
-	kernelTable[quant.Q6_K].dot[tierAVX2] = dotQ6_KAVX2
-}
 
 // natRow returns pointers to activation row i of quantization k in its
 // natural layout: the int8 values and the per-32 scales.

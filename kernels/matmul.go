@@ -1,23 +1,16 @@
 package kernels
 
-import (
-	"fmt"
-
-	"trit/quant"
-)
+import "fmt"
 
 // MatMul computes dst[i*w.Rows+r] = Σ_k W[r,k]·x[i*w.Cols+k] for i < n;
 // n == 1 is a matrix-vector product (decode). Quantized formats quantize x
 // internally into a scratch Acts owned by the pool; float formats use x as is.
 func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
-	k := kernelsFor(w.Format)
-	if k == nil {
-		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
-	}
+	tr := p.traits(w)
 	if len(x) < n*w.Cols {
 		panic(fmt.Sprintf("kernels: MatMul: x has %d values, need %d×%d", len(x), n, w.Cols))
 	}
-	if k.float {
+	if tr.float {
 		a := Acts{n: n, cols: w.Cols, x: x[:n*w.Cols]}
 		p.MatMulActs(dst, w, &a)
 		return
@@ -26,83 +19,76 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, n int) {
 	p.MatMulActs(dst, w, &p.scratch)
 }
 
-// Tile sizes for n > 1 without a GEMM kernel: a worker takes rowTile
-// weight rows and passes up to actTileBytes of activation rows over them,
-// so both stay in L2 while every pair is formed.
+// traits returns the traits of w's format at the tier in use.
+func (p *Pool) traits(w *Matrix) *traits {
+	tr := traitsFor(w.Format, tier)
+	if tr == nil {
+		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
+	}
+	return tr
+}
+
+// fewRows is the most activation rows that take the few-row path where
+// the tier has a GEMM: up to it, the GEMM's unpacking costs more than the
+// row kernels spend on each row.
+const fewRows = 16
+
+// SetBatchInvariant makes every product of p compute each activation row
+// exactly as a product of that row alone would, bit for bit, whatever the
+// number of rows: the few-row path serves every n. Without it, products of
+// more than 16 rows in the ternary and binary formats at the AVX-512 tier
+// run the GEMM, whose float association differs (each row's result is then
+// the same in every product of more than 16 rows, but not the same as the
+// row alone). Every other format and tier is batch-invariant either way.
+// It must not be called while a product runs.
+func (p *Pool) SetBatchInvariant(on bool) { p.invariant = on }
+
+// Tile sizes of the few-row path: a worker takes a tile of weight rows of
+// about tileBytes, which stays in L2 while up to actTileBytes of
+// activation rows pass over it (four at a time, in L1, with rows4), so the
+// weights are read from memory once per product however many rows there
+// are. 256 KiB measured at least as fast as 32 and 128 KiB for 4 to 16
+// rows (TQ2_0 2048×6144, Q2_0 4096×12288).
 const (
-	rowTile      = 16
+	tileBytes    = 256 << 10
 	actTileBytes = 512 << 10
 )
 
-// rowsFn computes the products of weight rows lo..hi-1 with activation
-// row 0 into dst[lo:hi] in one call.
-type rowsFn func(dst []float32, w *Matrix, a *Acts, lo, hi int)
-
-// rowsKernels holds the AVX-512 decode kernels that loop over weight rows
-// in assembly (cpu_amd64.go); elsewhere n == 1 calls dot once per row.
-var rowsKernels map[*quant.Format]rowsFn
-
 // MatMulActs is MatMul with activations quantized beforehand by Quantize.
 func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
-	k := kernelsFor(w.Format)
-	if k == nil {
-		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
-	}
+	tr := p.traits(w)
 	if a.cols != w.Cols {
 		panic(fmt.Sprintf("kernels: activations have %d columns, matrix %d", a.cols, w.Cols))
 	}
 	w.check(dst, a.n)
-	dot, t := k.pick(tier)
-	if kern := k.gemm[t]; kern != nil && a.n > 1 {
-		p.matMulGEMM(dst, w, a, gemmFormats[w.Format], kern)
-		return
-	}
-	simd := t > tierGeneric
-	if !simd && k.swar != nil {
-		p.matMulSwar(dst, w, a, k.swar, k.act)
-		return
-	}
-	switch {
-	case k.float:
-	case simd && (w.Format == quant.PTQ1_0 || w.Format == quant.TQ1_0):
-		a.prepareTrit(p, tritIndex(w.Format))
-	case k.planes[t] != noPlanes:
-		// The Q1_0 and Q2_0_g64 kernels read the SIMD layout for a row's
-		// blocks past its last whole chunk (Q2_0's handle them).
-		l := k.planes[t]
-		a.preparePlanes(p, l)
-		if a.cols%planeInfo[l].chunk != 0 && w.Format != quant.Q2_0 && w.Format != quant.PQ2_0 {
-			a.prepareSIMD(p, k.act)
-		}
-	case simd:
-		a.prepareSIMD(p, k.act)
-	default:
-		a.prepare(p, k.act)
-	}
 	n, rows := a.n, w.Rows
+	if tr.gemm != nil && n > fewRows && !p.invariant {
+		p.matMulGEMM(dst, w, a, tr.gemm)
+		return
+	}
+	if tr.acts != nil {
+		tr.acts(a, p)
+	}
 	if n == 1 {
-		if rk := rowsKernels[w.Format]; rk != nil && t == tierAVX512 {
-			p.forGrain(rows, 8, func(lo, hi int) { rk(dst, w, a, lo, hi) })
-			return
-		}
-		p.forGrain(rows, 8, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				dst[r] = dot(w.row(r), a, 0)
-			}
-		})
+		p.forGrain(rows, 8, func(lo, hi int) { tr.rows(dst[:rows], w, a, 0, lo, hi) })
 		return
 	}
 	// An activation row takes about 3 bytes per value (int8, correction
 	// and scale lanes).
 	actTile := max(1, actTileBytes/(3*a.cols))
-	tiles := (rows + rowTile - 1) / rowTile
+	tile := max(2, tileBytes/w.rowBytes()) &^ 1 // the row kernels take pairs
+	tiles := (rows + tile - 1) / tile
 	p.For(tiles, func(lo, hi int) {
 		for i0 := 0; i0 < n; i0 += actTile {
 			i1 := min(n, i0+actTile)
-			for r := lo * rowTile; r < min(rows, hi*rowTile); r++ {
-				row := w.row(r)
-				for i := i0; i < i1; i++ {
-					dst[i*rows+r] = dot(row, a, i)
+			for t := lo; t < hi; t++ {
+				r0, r1 := t*tile, min(rows, (t+1)*tile)
+				i := i0
+				for ; i+4 <= i1; i += 4 {
+					tr.rows4(dst, w, a, i, r0, r1)
+				}
+				for ; i < i1; i++ {
+					tr.rows(dst[i*rows:(i+1)*rows], w, a, i, r0, r1)
 				}
 			}
 		}
@@ -113,9 +99,7 @@ func (p *Pool) MatMulActs(dst []float32, w *Matrix, a *Acts) {
 // reference decoders) and multiplied with the float activations in float64.
 // Tests and an exact mode of the model use it.
 func (p *Pool) MatMulFloat(dst []float32, w *Matrix, x []float32, n int) {
-	if kernelsFor(w.Format) == nil {
-		panic(fmt.Sprintf("kernels: no kernel for %v", w.Format))
-	}
+	p.traits(w)
 	if len(x) < n*w.Cols {
 		panic(fmt.Sprintf("kernels: MatMulFloat: x has %d values, need %d×%d", len(x), n, w.Cols))
 	}

@@ -82,11 +82,6 @@
 	VCVTPH2PS    Y6, Z6 \
 	VFMADD231PS  Z6, Z1, acc
 
-// ZHALVE folds the upper half of Z0 into Y0.
-#define ZHALVE \
-	VEXTRACTF64X4 $1, Z0, Y1 \
-	VADDPS        Y1, Y0, Y0
-
 // YSTORE stores the sum of the eight lanes of Y0 at (R12), the next row's
 // product, and advances R12.
 #define YSTORE \
@@ -118,9 +113,6 @@
 	IMULQ AX, BX \
 	MOVQ  R10, R13 \
 	SHLQ  $2, R13
-
-// PFDIST is how far ahead of the weights the row kernels prefetch.
-#define PFDIST 1024
 
 // A byte mask of 0x30 (the Q2_0 plane kernel). Gathering the code bytes
 // and scales of its two blocks with VPERMT2B and VPERMW from two loads

@@ -21,6 +21,8 @@ type Pool struct {
 	job     atomic.Pointer[job] // the current job; nil after Close
 	wg      sync.WaitGroup      // tracks the workers, for Close
 	scratch Acts                // MatMul's activations
+	// invariant: every product takes the few-row path (SetBatchInvariant).
+	invariant bool
 }
 
 type worker struct {

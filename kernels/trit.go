@@ -1,7 +1,5 @@
 package kernels
 
-import "trit/quant"
-
 // tritLayout describes how the SIMD tiers walk a TQ1_0-style trit pack.
 // The packed bytes (stage A, stage B, then the qh stage) are loaded as one
 // vector of lanes bytes; multiplying that vector by 3 five times yields
@@ -9,6 +7,7 @@ import "trit/quant"
 // element of the block (or nothing), so the activations are gathered into
 // that order ("slots"); unused slots are 0.
 type tritLayout struct {
+	id     int    // the layout's index in Acts.trit
 	be     int    // elements per weight block
 	widths [3]int // bytes in stages A, B and qh
 	lanes  int    // bytes loaded per level
@@ -16,8 +15,8 @@ type tritLayout struct {
 	slots  []int  // slot → element, −1 for padding; one weight block
 }
 
-func newTritLayout(be int, widths [3]int, lanes, levels int) *tritLayout {
-	l := &tritLayout{be: be, widths: widths, lanes: lanes, levels: levels}
+func newTritLayout(id, be int, widths [3]int, lanes, levels int) *tritLayout {
+	l := &tritLayout{id: id, be: be, widths: widths, lanes: lanes, levels: levels}
 	wa, wb, wc := widths[0], widths[1], widths[2]
 	l.slots = make([]int, lanes*levels)
 	for s := range l.slots {
@@ -40,19 +39,9 @@ func newTritLayout(be int, widths [3]int, lanes, levels int) *tritLayout {
 // The layouts: PTQ1_0 loads 26 bytes into 32 lanes (levels paired in a ZMM,
 // so six levels with the last empty); TQ1_0 loads 52 bytes into 64 lanes.
 var (
-	layoutPTQ1_0 = newTritLayout(128, [3]int{16, 8, 2}, 32, 6)
-	layoutTQ1_0  = newTritLayout(256, [3]int{32, 16, 4}, 64, 5)
+	layoutPTQ1_0 = newTritLayout(0, 128, [3]int{16, 8, 2}, 32, 6)
+	layoutTQ1_0  = newTritLayout(1, 256, [3]int{32, 16, 4}, 64, 5)
 )
-
-// tritIndex numbers the layouts inside Acts.
-func tritIndex(f *quant.Format) int {
-	if f == quant.TQ1_0 {
-		return 1
-	}
-	return 0
-}
-
-var tritLayouts = [2]*tritLayout{layoutPTQ1_0, layoutTQ1_0}
 
 // PTQ1_0 pairs with ggml's Q8_0 of the natural row, as in the generic
 // tier; the SIMD layouts are permutations of those int8 values. An int32
@@ -149,19 +138,18 @@ type tritActs struct {
 	pds     []float32
 }
 
-// prepareTrit builds layout k of a, once per Quantize.
-func (a *Acts) prepareTrit(p *Pool, k int) *tritActs {
-	t := &a.trit[k]
+// prepareTrit builds layout l of a, once per Quantize.
+func (a *Acts) prepareTrit(p *Pool, l *tritLayout) *tritActs {
+	t := &a.trit[l.id]
 	if t.ok {
 		return t
 	}
-	l := tritLayouts[k]
 	per := len(l.slots) // slots per weight block
 	t.stride = a.cols/l.be*per + simdPad
 	t.q = grow(t.q, a.n*t.stride)
 	t.sz = grow(t.sz, a.n*t.stride/4)
 	t.ds = grow(t.ds, a.n*t.stride/4)
-	if k == tritIndex(quant.TQ1_0) {
+	if l == layoutTQ1_0 {
 		a.prepareTQ1(p, t)
 	} else {
 		a.preparePTQ1(p, t)

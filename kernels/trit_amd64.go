@@ -20,16 +20,16 @@ func dotTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 	return out
 }
 
-func rowsTQ1_0AVX512(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsTQ1_0AVX512(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	tq1Rows(&dst[lo], w.Data[lo*rb:hi*rb], rb, hi-lo, a, 0)
+	tq1Rows(&dst[lo], w.Data[lo*rb:hi*rb], rb, hi-lo, a, i)
 }
 
 // tq1Rows computes nr TQ1_0 rows of rb bytes each from w on with
 // activation row i into dst[0:nr].
 func tq1Rows(dst *float32, w []byte, rb, nr int, a *Acts, i int) {
-	q, _, _ := tritRow(a, i, 0, 1)
-	t, nb := &a.trit[1], rb/54
+	q, _, _ := tritRow(a, i, 0, layoutTQ1_0)
+	t, nb := &a.trit[layoutTQ1_0.id], rb/54
 	tq1pAVX512(&w[0], rb, nr, nb, q, &t.pc[i*nb], &t.pds[i*nb], dst)
 }
 
@@ -39,15 +39,15 @@ func dotPTQ1_0AVX512(w []byte, a *Acts, i int) float32 {
 	return out
 }
 
-func rowsPTQ1_0AVX512(dst []float32, w *Matrix, a *Acts, lo, hi int) {
+func rowsPTQ1_0AVX512(dst []float32, w *Matrix, a *Acts, i, lo, hi int) {
 	rb := w.rowBytes()
-	ptq1Rows(&dst[lo], w.Data[lo*rb:hi*rb], rb, hi-lo, a, 0)
+	ptq1Rows(&dst[lo], w.Data[lo*rb:hi*rb], rb, hi-lo, a, i)
 }
 
 // ptq1Rows computes nr PTQ1_0 rows of rb bytes each from w on with
 // activation row i into dst[0:nr].
 func ptq1Rows(dst *float32, w []byte, rb, nr int, a *Acts, i int) {
-	t := &a.trit[0]
+	t := &a.trit[layoutPTQ1_0.id]
 	pair := i * t.pstride / pairSlots
 	ptq1pAVX512(&w[0], rb, nr, rb/28, &t.pq[i*t.pstride], &t.pc[pair*pairLanes], &t.pds[pair*pairScales], dst)
 }

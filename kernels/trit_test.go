@@ -143,7 +143,7 @@ func TestPTQ1Layouts(t *testing.T) {
 		// Fill the buffers with garbage first: the layouts must not
 		// depend on what a previous Quantize left there.
 		p.Quantize(&a, randActs(n, 8*128, rng), n, 8*128)
-		tr := a.prepareTrit(p, 0)
+		tr := a.prepareTrit(p, layoutPTQ1_0)
 		for _, s := range [][]int8{tr.q, tr.pq} {
 			for i := range s {
 				s[i] = 99
@@ -161,7 +161,7 @@ func TestPTQ1Layouts(t *testing.T) {
 		}
 		p.Quantize(&a, randActs(n, cols, rng), n, cols)
 		q8 := a.prepare(p, actQ8_0)
-		tr = a.prepareTrit(p, 0)
+		tr = a.prepareTrit(p, layoutPTQ1_0)
 		pairs := (nb + 1) / 2
 		for i := range n {
 			for b := range nb {

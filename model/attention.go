@@ -1,114 +1,13 @@
 package model
 
 import (
-	"fmt"
 	"math"
 	"sync"
 
 	"trit/kernels"
+	"trit/model/kvcache"
 	"trit/ops"
 )
-
-// KV is the attention cache of one layer of one sequence: the keys and
-// values of every position, dim = kvHeads×headDim numbers each, stored as
-// float32 or, at half the memory, as fp16.
-type KV struct {
-	dim      int
-	k, v     []float32
-	k16, v16 []byte // fp16, little-endian
-}
-
-// KV cache element types.
-const (
-	KVF32 = "f32"
-	KVF16 = "f16"
-)
-
-// NewKV allocates caches for layers layers of capacity positions of dim
-// numbers, of element type typ (KVF32 or KVF16; "" means KVF16).
-func NewKV(layers, capacity, dim int, typ string) (Caches, error) {
-	kv := make(Caches, layers)
-	for i := range kv {
-		kv[i].dim = dim
-		switch typ {
-		case KVF32:
-			kv[i].k = make([]float32, capacity*dim)
-			kv[i].v = make([]float32, capacity*dim)
-		case KVF16, "":
-			kv[i].k16 = make([]byte, 2*capacity*dim)
-			kv[i].v16 = make([]byte, 2*capacity*dim)
-		default:
-			return nil, fmt.Errorf("model: KV cache type %q is not supported (f32, f16)", typ)
-		}
-	}
-	return kv, nil
-}
-
-// Store writes the key and value of position pos.
-func (c *KV) Store(pos int, k, v []float32) {
-	d := c.dim
-	if c.k != nil {
-		copy(c.k[pos*d:(pos+1)*d], k)
-		copy(c.v[pos*d:(pos+1)*d], v)
-		return
-	}
-	ops.F32ToF16(c.k16[2*pos*d:2*(pos+1)*d], k)
-	ops.F32ToF16(c.v16[2*pos*d:2*(pos+1)*d], v)
-}
-
-// Bytes returns the memory the cache holds.
-func (c *KV) Bytes() int64 {
-	return int64(4*(len(c.k)+len(c.v)) + len(c.k16) + len(c.v16))
-}
-
-// Clone returns an independent copy of the cache.
-func (c *KV) Clone() KV {
-	return KV{dim: c.dim, k: clone(c.k), v: clone(c.v), k16: clone(c.k16), v16: clone(c.v16)}
-}
-
-// Caches is the attention caches of a sequence's layers.
-type Caches []KV
-
-// Bytes returns the memory the caches hold.
-func (c Caches) Bytes() int64 {
-	var n int64
-	for i := range c {
-		n += c[i].Bytes()
-	}
-	return n
-}
-
-// Clone returns an independent copy of every cache.
-func (c Caches) Clone() Caches {
-	out := make(Caches, len(c))
-	for i := range c {
-		out[i] = c[i].Clone()
-	}
-	return out
-}
-
-func clone[T any](s []T) []T {
-	if s == nil {
-		return nil
-	}
-	return append([]T(nil), s...)
-}
-
-// block returns the keys and values of head columns [off, off+n) for
-// positions [p0, p1) as float32 rows stride apart: views of a float32
-// cache, or fp16 rows converted into kb and vb.
-func (c *KV) block(p0, p1, off, n int, kb, vb []float32) (k, v []float32, stride int) {
-	d := c.dim
-	if c.k != nil {
-		return c.k[p0*d+off:], c.v[p0*d+off:], d
-	}
-	for p := p0; p < p1; p++ {
-		j := p - p0
-		ops.F16ToF32(kb[j*n:(j+1)*n], c.k16[2*(p*d+off):2*(p*d+off+n)])
-		ops.F16ToF32(vb[j*n:(j+1)*n], c.v16[2*(p*d+off):2*(p*d+off+n)])
-	}
-	return kb, vb, n
-}
 
 // Attention describes a multi-head attention with grouped KV heads.
 type Attention struct {
@@ -116,194 +15,262 @@ type Attention struct {
 	Scale                   float32 // applied to q·k
 }
 
-// Tile sizes: a work item holds queryTile tokens of every query head of one
-// KV head, and walks the cache in blocks of keyTile positions, so each
-// block of keys and values is read (and, for fp16, converted) once per work
-// item while it is hot in cache, instead of once per query head and token.
-const (
-	queryTile = 16
-	keyTile   = 64
-)
+// AttnSeq is one sequence's share of an Attend call: NTok query tokens at
+// positions Pos0.., whose keys and values the cache already holds.
+type AttnSeq struct {
+	Cache      *kvcache.Cache
+	Q, Out     []float32 // NTok×Heads×HeadDim each
+	Pos0, NTok int
+}
 
-// Attend computes causal attention for nTok consecutive query tokens of one
-// sequence, the first at position pos0; the cache must already hold keys
-// and values for positions 0..pos0+nTok-1. q holds nTok×Heads×HeadDim
-// floats; out receives the same shape. It keeps a running maximum and sum
-// per query (online softmax), so no score row of the whole context is
-// materialised.
-func (a *Attention) Attend(pool *kernels.Pool, out, q []float32, kv *KV, nTok, pos0 int) {
-	hd := a.HeadDim
+// splitTokens is the most query tokens per sequence for which Attend
+// splits a sequence's positions over the pool (flash-decoding); longer
+// runs get their parallelism from query tiles instead.
+const splitTokens = 4
+
+// queryTile is the number of tokens a work item of an unsplit sequence
+// takes: its rows share each read of a page's keys and values.
+const queryTile = 16
+
+// Attend computes causal attention for the sequences of one layer in one
+// parallel pass. Each query row's result is computed the same way whatever
+// the batch: the positions are cut at page boundaries into chunks, each
+// chunk yields a softmax partial (maximum, sum, weighted sum of values)
+// from a fixed sequence of kernel calls, and the partials are merged in
+// position order. Only who computes a chunk and when differs between a
+// split sequence (chunks on different workers, merged afterwards) and an
+// unsplit one (chunks one after another in one work item), so a token's
+// output is bit-identical alone, in a batch, or among the tokens of a
+// speculative verify step.
+func (a *Attention) Attend(pool *kernels.Pool, layer int, seqs []AttnSeq) {
 	group := a.Heads / a.KVHeads
-	tiles := (nTok + queryTile - 1) / queryTile
-	tr, tc := ops.MulAddTile()
-	pool.For(a.KVHeads*tiles, func(lo, hi int) {
-		sc := scratchPool.Get().(*attnScratch)
-		defer scratchPool.Put(sc)
-		rows := min(queryTile, nTok) * group
-		growTo(&sc.acc, roundUp(rows, tr)*hd)
-		growTo(&sc.mx, rows)
-		growTo(&sc.sum, rows)
-		if kv.k == nil {
-			growTo(&sc.kb, keyTile*hd)
-			growTo(&sc.vb, keyTile*hd)
+	var items []attnItem
+	var parts int
+	for si := range seqs {
+		s := &seqs[si]
+		if s.NTok == 0 {
+			continue
 		}
-		for w := lo; w < hi; w++ {
-			g, tile := w/tiles, w%tiles
-			t0 := tile * queryTile
-			t1 := min(nTok, t0+queryTile)
-			n := (t1 - t0) * group
-			it := attnItem{a: a, sc: sc, q: q, kv: kv, g: g, group: group, t0: t0, pos0: pos0,
-				n: n, n4: roundUp(n, tr), nPad: roundUp(n, tc)}
-			it.begin()
-			it.matrices()
-			it.finish(out)
+		chunks := (s.Pos0 + s.NTok + kvcache.PageSize - 1) / kvcache.PageSize
+		for g := range a.KVHeads {
+			if s.NTok <= splitTokens {
+				for c := range chunks {
+					items = append(items, attnItem{seq: si, g: g, t0: 0, t1: s.NTok, c0: c, c1: c + 1, part: parts})
+					parts += s.NTok * group
+				}
+				continue
+			}
+			for t0 := 0; t0 < s.NTok; t0 += queryTile {
+				items = append(items, attnItem{seq: si, g: g, t0: t0, t1: min(s.NTok, t0+queryTile), c0: 0, c1: chunks, part: -1})
+			}
+		}
+	}
+	hd := a.HeadDim
+	p := partialsPool.Get().(*partials)
+	defer partialsPool.Put(p)
+	p.grow(parts, hd)
+	pool.For(len(items), func(lo, hi int) {
+		w := workerPool.Get().(*attnWorker)
+		defer workerPool.Put(w)
+		for i := lo; i < hi; i++ {
+			a.run(w, layer, seqs, &items[i], p)
+		}
+	})
+	if parts == 0 {
+		return
+	}
+	// Merge the split sequences' partials, chunk by chunk in order.
+	type mergeItem struct{ seq, g, part, chunks int }
+	var merges []mergeItem
+	for _, it := range items {
+		if it.part >= 0 && it.c0 == 0 {
+			s := &seqs[it.seq]
+			merges = append(merges, mergeItem{it.seq, it.g, it.part, (s.Pos0 + s.NTok + kvcache.PageSize - 1) / kvcache.PageSize})
+		}
+	}
+	pool.For(len(merges), func(lo, hi int) {
+		w := workerPool.Get().(*attnWorker)
+		defer workerPool.Put(w)
+		for _, m := range merges[lo:hi] {
+			s := &seqs[m.seq]
+			rows := s.NTok * group
+			run := w.running(rows, hd)
+			for c := range m.chunks {
+				base := m.part + c*rows
+				for r := range rows {
+					run.merge(r, hd, p.mx[base+r], p.sum[base+r], p.acc[(base+r)*hd:(base+r+1)*hd])
+				}
+			}
+			a.finish(s, m.g, 0, s.NTok, run)
 		}
 	})
 }
 
-// attnItem is one work item of Attend: n query rows, tokens t0.. of the
-// query heads of KV head g, row r being token t0+r/group, head
-// g·group+r%group. Its matrix products pad the rows to n4 and the columns
-// of the scores to nPad, whole tiles of ops.MulAdd (see matrices).
+// attnItem is one work item: tokens [t0, t1) of the query heads of KV head
+// g of sequence seq, over chunks [c0, c1). part >= 0 is where its chunk's
+// partials go (split sequences); -1 means it merges its chunks itself and
+// writes the output.
 type attnItem struct {
-	a            *Attention
-	sc           *attnScratch
-	q            []float32
-	kv           *KV
-	g, group, t0 int
-	pos0, n      int
-	n4, nPad     int
+	seq, g, t0, t1, c0, c1, part int
 }
 
-// row returns the token and query head of row r.
-func (it *attnItem) row(r int) (t, h int) {
-	return it.t0 + r/it.group, it.g*it.group + r%it.group
-}
-
-// visible returns how many of the keys from position j0 on row r may see.
-func (it *attnItem) visible(r, j0 int) int {
-	t, _ := it.row(r)
-	return it.pos0 + t + 1 - j0
-}
-
-// last returns the last position any row of the item sees.
-func (it *attnItem) last() int {
-	t, _ := it.row(it.n - 1)
-	return it.pos0 + t
-}
-
-// begin resets the accumulators.
-func (it *attnItem) begin() {
-	sc := it.sc
-	clear(sc.acc[:it.n4*it.a.HeadDim])
-	for r := range it.n {
-		sc.mx[r] = float32(math.Inf(-1))
-		sc.sum[r] = 0
+// run computes one work item.
+func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, p *partials) {
+	s := &seqs[it.seq]
+	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
+	rows := (it.t1 - it.t0) * group
+	cfg := s.Cache.Config()
+	// Queries, prepared for K's format (Q8_0 blocks for a quantized K).
+	w.grow(rows, hd)
+	for r := range rows {
+		t, h := it.t0+r/group, it.g*group+r%group
+		w.q[r].Prepare(cfg.K, s.Q[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd])
 	}
-}
-
-// raise moves row r's running maximum up to bm if that is higher,
-// rescaling what was accumulated under the old maximum.
-func (it *attnItem) raise(r int, bm float32) {
-	sc := it.sc
-	if bm > sc.mx[r] {
-		hd := it.a.HeadDim
-		c := expNeg(sc.mx[r] - bm)
-		ops.Scale(sc.acc[r*hd:(r+1)*hd], c)
-		sc.sum[r] *= float64(c)
-		sc.mx[r] = bm
+	var run *running
+	if it.part < 0 {
+		run = w.running(rows, hd)
 	}
-}
-
-// matrices runs the item a key block at a time as two matrix products:
-// the scores S = K·Qᵀ of the block's keys against every row, then, after
-// the online-softmax update turns S into weights P, O += P·V.
-func (it *attnItem) matrices() {
-	a, sc, hd, n, n4, nPad := it.a, it.sc, it.a.HeadDim, it.n, it.n4, it.nPad
-	// Both products run in MulAdd's register tiles alone when their rows
-	// and columns are whole tiles: Qᵀ (hd×nPad, pre-scaled) gets zero
-	// columns, which score 0, and P zero rows, which add nothing to their
-	// padding rows of O.
-	qt := growTo(&sc.qt, hd*nPad)
-	// Transpose in runs of 16 rows, so that the writes go along Qᵀ's
-	// rows and the reads stay within 16 cache-resident query rows.
-	for r0 := 0; r0 < n; r0 += 16 {
-		rn := min(16, n-r0)
-		var base [16]int
-		for r := range rn {
-			t, h := it.row(r0 + r)
-			base[r] = (t*a.Heads + h) * hd
+	for c := it.c0; c < it.c1; c++ {
+		c0 := c * kvcache.PageSize
+		last := s.Pos0 + it.t1 - 1 // the last position any row sees
+		if c0 > last {
+			break
 		}
-		for i := range hd {
-			dst := qt[i*nPad+r0 : i*nPad+r0+rn]
-			for r, b := range base[:rn] {
-				dst[r] = it.q[b+i] * a.Scale
+		c1 := min(c0+kvcache.PageSize, last+1)
+		s.Cache.Open(&w.block, layer, it.g, c0, c1, rows)
+		for r := range rows {
+			t := it.t0 + r/group
+			n := min(c1, s.Pos0+t+1) - c0 // keys of the chunk row r sees
+			var mx float32
+			var sum float64
+			acc := w.acc[r*hd : (r+1)*hd]
+			if n <= 0 {
+				mx, sum = float32(math.Inf(-1)), 0
+				clear(acc)
+			} else {
+				mx, sum = a.chunk(w, &w.q[r], n, acc)
 			}
-		}
-	}
-	for i := range hd {
-		clear(qt[i*nPad+n : (i+1)*nPad])
-	}
-	st := growTo(&sc.st, keyTile*nPad)
-	p := growTo(&sc.p, n4*keyTile)
-	last := it.last()
-	for j0 := 0; j0 <= last; j0 += keyTile {
-		j1 := min(j0+keyTile, last+1)
-		nk := j1 - j0
-		ks, vs, stride := it.kv.block(j0, j1, it.g*hd, hd, sc.kb, sc.vb)
-		s := st[:nk*nPad]
-		clear(s)
-		ops.MulAdd(s, nPad, ks, stride, 1, qt, nPad, nk, nPad, hd)
-		// Gather each row's scores (a column of s) into P, row r nk apart;
-		// masked keys get weight 0.
-		for r := range n {
-			pr := p[r*nk : (r+1)*nk]
-			m := max(0, min(nk, it.visible(r, j0)))
-			bm := sc.mx[r]
-			for j := range m {
-				x := s[j*nPad+r]
-				pr[j] = x
-				if x > bm {
-					bm = x
+			if run != nil {
+				if n > 0 {
+					run.merge(r, hd, mx, sum, acc)
 				}
-			}
-			clear(pr[m:])
-			if m == 0 {
 				continue
 			}
-			it.raise(r, bm)
-			sc.sum[r] += ops.ExpSub(pr[:m], bm)
+			i := it.part + (c-it.c0)*rows + r
+			p.mx[i], p.sum[i] = mx, sum
+			copy(p.acc[i*hd:(i+1)*hd], acc)
 		}
-		clear(p[n*nk : n4*nk])
-		ops.MulAdd(sc.acc, hd, p, nk, 1, vs, stride, n4, hd, nk)
+	}
+	if run != nil {
+		a.finish(s, it.g, it.t0, it.t1, run)
 	}
 }
 
-// finish writes the item's normalised rows to out.
-func (it *attnItem) finish(out []float32) {
-	a, sc, hd := it.a, it.sc, it.a.HeadDim
-	for r := range it.n {
-		t, h := it.row(r)
-		dst := out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-		inv := float32(1 / sc.sum[r])
-		for i, v := range sc.acc[r*hd : (r+1)*hd] {
+// chunk computes the softmax partial of one query row over the first n
+// keys of a chunk: the maximum score, Σ e^(s−max), and acc = Σ e^(s−max)·v.
+func (a *Attention) chunk(w *attnWorker, q *kvcache.Query, n int, acc []float32) (float32, float64) {
+	s := w.scores[:n]
+	w.block.Scores(s, q)
+	ops.Scale(s, a.Scale)
+	mx := s[0]
+	for _, x := range s[1:] {
+		mx = max(mx, x)
+	}
+	sum := ops.ExpSub(s, mx)
+	w.block.Accumulate(acc, s)
+	return mx, sum
+}
+
+// finish writes the normalised rows of tokens [t0, t1) of KV head g.
+func (a *Attention) finish(s *AttnSeq, g, t0, t1 int, run *running) {
+	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
+	cfg := s.Cache.Config()
+	for r := range (t1 - t0) * group {
+		t, h := t0+r/group, g*group+r%group
+		dst := s.Out[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+		inv := float32(1 / run.sum[r])
+		for i, v := range run.acc[r*hd : (r+1)*hd] {
 			dst[i] = v * inv
 		}
+		if cfg.Rotate && kvcache.Quantized(cfg.V) {
+			kvcache.Rotate(dst, hd)
+		}
 	}
 }
 
-// attnScratch is the working memory of one Attend work chunk, recycled
-// so that decoding a token allocates nothing per layer: the accumulated
-// rows, running maxima and sums, fp16 blocks converted, and Qᵀ, Sᵀ and P.
-type attnScratch struct {
-	acc, mx, kb, vb, qt, st, p []float32
-	sum                        []float64
+// running is the merged softmax state of rows: maxima, sums and
+// accumulated values so far.
+type running struct {
+	mx  []float32
+	sum []float64
+	acc []float32
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(attnScratch) }}
+// merge folds a chunk's partial into row r.
+func (rs *running) merge(r, hd int, mx float32, sum float64, acc []float32) {
+	if math.IsInf(float64(mx), -1) {
+		return // the row sees none of the chunk
+	}
+	old := rs.mx[r]
+	m := max(old, mx)
+	ca, cb := expNeg(old-m), expNeg(mx-m)
+	dst := rs.acc[r*hd : (r+1)*hd]
+	for i, v := range acc {
+		dst[i] = dst[i]*ca + v*cb
+	}
+	rs.sum[r] = rs.sum[r]*float64(ca) + sum*float64(cb)
+	rs.mx[r] = m
+}
 
-// roundUp returns n rounded up to a multiple of m.
-func roundUp(n, m int) int { return (n + m - 1) / m * m }
+// attnWorker is a worker's scratch, recycled so that a decode step
+// allocates nothing per layer.
+type attnWorker struct {
+	q      []kvcache.Query
+	acc    []float32
+	scores []float32
+	run    running
+	block  kvcache.Block
+}
+
+func (w *attnWorker) grow(rows, hd int) {
+	if len(w.q) < rows {
+		w.q = make([]kvcache.Query, rows)
+	}
+	growTo(&w.acc, rows*hd)
+	growTo(&w.scores, kvcache.PageSize)
+}
+
+// running returns the worker's merge state for rows, reset.
+func (w *attnWorker) running(rows, hd int) *running {
+	rs := &w.run
+	growTo(&rs.mx, rows)
+	growTo(&rs.sum, rows)
+	clear(growTo(&rs.acc, rows*hd))
+	for r := range rows {
+		rs.mx[r] = float32(math.Inf(-1))
+		rs.sum[r] = 0
+	}
+	return rs
+}
+
+var workerPool = sync.Pool{New: func() any { return new(attnWorker) }}
+
+// partials holds the chunk partials of split sequences.
+type partials struct {
+	mx  []float32
+	sum []float64
+	acc []float32
+}
+
+func (p *partials) grow(n, hd int) {
+	growTo(&p.mx, n)
+	growTo(&p.sum, n)
+	growTo(&p.acc, n*hd)
+}
+
+var partialsPool = sync.Pool{New: func() any { return new(partials) }}
 
 // growTo returns (*b)[:n], reallocating when the capacity is short.
 func growTo[T any](b *[]T, n int) []T {

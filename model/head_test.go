@@ -12,6 +12,7 @@ func (s *fakeState) Cap() int                { return s.cap }
 func (s *fakeState) Reset()                  { s.pos = 0 }
 func (s *fakeState) Bytes() map[string]int64 { return nil }
 func (s *fakeState) Clone() State            { c := *s; return &c }
+func (s *fakeState) Grow(int) error          { return nil }
 func (s *fakeState) Truncate(n int) bool     { s.pos = n; return true }
 
 type otherState struct{ fakeState }

@@ -1,11 +1,13 @@
-// Package model loads language models from GGUF files into registered
-// architectures and runs their forward pass over batches of tokens.
+// Package model loads language models into registered architectures and
+// runs their forward pass over batches of tokens.
 //
 // An architecture package (model/llama, model/qwen35, ...) registers a
-// constructor under the GGUF `general.architecture` names it serves; Load
-// opens a file, reads its architecture and hands it to that constructor.
-// Weights stay in the file's memory map: the kernels compute on the packed
-// blocks directly.
+// constructor under the GGUF `general.architecture` names it serves. It
+// reads its tensors and hyperparameters from a Source, which speaks GGUF
+// names whatever the container: Load opens a GGUF file, package
+// model/checkpoint opens MLX packs and Hugging Face folders. Weights stay
+// in the file's memory map where their layout allows: the kernels compute
+// on the packed blocks directly.
 package model
 
 import (
@@ -17,6 +19,8 @@ import (
 
 	"trit/gguf"
 	"trit/kernels"
+	"trit/model/kvcache"
+	"trit/quant"
 )
 
 // Model is a loaded language model.
@@ -62,6 +66,20 @@ type State interface {
 	// reports whether it could: attention caches can go back to any n ≤ Pos,
 	// recurrent states only to Pos (nothing to drop) or 0 (Reset).
 	Truncate(n int) bool
+	// Grow makes room for n more positions (cache pages), so that a
+	// Forward step of n tokens cannot run out of memory halfway. It fails
+	// with an error wrapping kvcache.ErrFull past Cap and kvcache.ErrBudget
+	// when the shared budget has no room. Forward calls it itself; a
+	// scheduler calls it first to learn which steps fit.
+	Grow(n int) error
+}
+
+// SyntheticFiller is a State whose attention caches can be filled to a
+// depth with deterministic values without running the model, for
+// benchmarks of attention at depths a small machine cannot prefill (the
+// recurrent state, where there is one, stays as it is).
+type SyntheticFiller interface {
+	FillSynthetic(n int, seed uint64) error
 }
 
 // Info describes a loaded model.
@@ -74,9 +92,12 @@ type Info struct {
 	ContextLen int // the model's trained context
 	// Recurrent is set when the state folds positions into a recurrent
 	// state, so State.Truncate can only keep all positions or none.
-	Recurrent   bool
-	Params      int64 // parameters in the file's tensors
-	WeightBytes int64 // bytes of tensor data
+	Recurrent bool
+	// KVTokenBytes is what one position takes in the attention caches of
+	// all layers, at the cache types the model was loaded with.
+	KVTokenBytes int64
+	Params       int64 // parameters in the file's tensors
+	WeightBytes  int64 // bytes of tensor data
 	// Types counts weight bytes per tensor format name.
 	Types map[string]int64
 	// Notes are facts about how the file was read (e.g. type-42 layout).
@@ -93,14 +114,33 @@ type Options struct {
 	// float activations: the slow reference path, for comparing a packed
 	// file with its float original.
 	Exact bool
-	// KVType is the element type of attention caches: KVF16 (the default,
-	// as in llama.cpp) or KVF32.
-	KVType string
+	// CacheK and CacheV are the element types of attention caches
+	// (kvcache.Types; nil means f16, as in llama.cpp).
+	CacheK, CacheV *quant.Format
+	// CacheNoRotate turns off the Hadamard rotation of quantized caches
+	// (llama.cpp's LLAMA_ATTN_ROT_DISABLE).
+	CacheNoRotate bool
+	// KVBudget, if set, is the shared budget cache pages are drawn from.
+	KVBudget *kvcache.Budget
 }
 
-// Loader builds a model of one architecture from an open GGUF file. On
-// success the model owns f; on error the caller closes it.
-type Loader func(f *gguf.File, opts Options) (Model, error)
+// KVConfig returns the cache configuration the options ask for, for
+// layers attention layers of the given shape.
+func (o *Options) KVConfig(layers int, a *Attention) kvcache.Config {
+	k, v := o.CacheK, o.CacheV
+	if k == nil {
+		k = quant.F16
+	}
+	if v == nil {
+		v = quant.F16
+	}
+	return kvcache.Config{Layers: layers, KVHeads: a.KVHeads, HeadDim: a.HeadDim,
+		K: k, V: v, Rotate: !o.CacheNoRotate, Budget: o.KVBudget}
+}
+
+// Loader builds a model of one architecture from an open source. On
+// success the model owns src; on error the caller closes it.
+type Loader func(src Source, opts Options) (Model, error)
 
 var (
 	mu      sync.RWMutex
@@ -149,9 +189,15 @@ func Load(path string, opts Options) (Model, error) {
 
 // FromFile builds a model from an open GGUF file, which the model then owns.
 func FromFile(f *gguf.File, opts Options) (Model, error) {
-	arch, ok := f.String("general.architecture")
+	return FromSource(FromGGUF(f), opts)
+}
+
+// FromSource builds a model from an open source, which the model then owns
+// (on error the caller closes it).
+func FromSource(src Source, opts Options) (Model, error) {
+	arch, ok := src.Meta().String("general.architecture")
 	if !ok {
-		return nil, fmt.Errorf("model: file has no general.architecture key")
+		return nil, fmt.Errorf("model: source has no general.architecture key")
 	}
 	mu.RLock()
 	l := loaders[arch]
@@ -159,7 +205,7 @@ func FromFile(f *gguf.File, opts Options) (Model, error) {
 	if l == nil {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownArch, arch, strings.Join(Architectures(), ", "))
 	}
-	return l(f, opts)
+	return l(src, opts)
 }
 
 // WithPool runs build with the kernel pool opts asks for: opts.Pool, or a

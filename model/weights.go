@@ -3,14 +3,13 @@ package model
 import (
 	"fmt"
 
-	"trit/gguf"
 	"trit/kernels"
 )
 
-// Weights gives an architecture typed access to a file's tensors and
+// Weights gives an architecture typed access to a source's tensors and
 // hyperparameters, with shape checks and errors that name the tensor.
 type Weights struct {
-	File  *gguf.File
+	Src   Source
 	Arch  string // prefix of the hyperparameter keys
 	Pool  *kernels.Pool
 	Exact bool
@@ -53,13 +52,16 @@ func (l *Linear) ForwardActs(dst, x []float32, a *kernels.Acts, n int) {
 // ErrShape is wrapped by errors about a tensor with unexpected dimensions.
 var ErrShape = fmt.Errorf("model: tensor shape")
 
-// Has reports whether the file holds the tensor.
+// Has reports whether the source holds the tensor.
 func (w *Weights) Has(name string) bool {
-	return w.File.Tensor(name) != nil
+	return w.Src.Tensor(name) != nil
 }
 
-func (w *Weights) tensor(name string, dims ...int) (*gguf.Tensor, error) {
-	t := w.File.Tensor(name)
+// Tensor returns the named tensor, or nil.
+func (w *Weights) Tensor(name string) *Tensor { return w.Src.Tensor(name) }
+
+func (w *Weights) tensor(name string, dims ...int) (*Tensor, error) {
+	t := w.Src.Tensor(name)
 	if t == nil {
 		return nil, fmt.Errorf("model: %s: missing tensor %s", w.Arch, name)
 	}
@@ -83,7 +85,7 @@ func (w *Weights) Linear(name string, in, out int) (*Linear, error) {
 	}
 	data, err := t.Data()
 	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", name, err)
+		return nil, err
 	}
 	m := &kernels.Matrix{Format: t.Format, Rows: int(t.Dims[1]), Cols: int(t.Dims[0]), Data: data}
 	return &Linear{M: m, pool: w.Pool, exact: w.Exact}, nil
@@ -96,7 +98,7 @@ func (w *Weights) Vector(name string, n int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeAll(t)
+	return t.Floats()
 }
 
 // Tensor2 returns a small 2-D tensor [d0, d1] decoded to float32 in file
@@ -106,24 +108,12 @@ func (w *Weights) Tensor2(name string, d0, d1 int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeAll(t)
-}
-
-func decodeAll(t *gguf.Tensor) ([]float32, error) {
-	data, err := t.Data()
-	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", t.Name, err)
-	}
-	out := make([]float32, t.Elems())
-	if err := t.Format.Decode(out, data); err != nil {
-		return nil, fmt.Errorf("model: %s: %w", t.Name, err)
-	}
-	return out, nil
+	return t.Floats()
 }
 
 // Uint returns the hyperparameter <arch>.key, or def when absent.
 func (w *Weights) Uint(key string, def int) int {
-	if v, ok := w.File.Uint(w.Arch + "." + key); ok {
+	if v, ok := w.Src.Meta().Uint(w.Arch + "." + key); ok {
 		return int(v)
 	}
 	return def
@@ -131,7 +121,7 @@ func (w *Weights) Uint(key string, def int) int {
 
 // MustUint returns the hyperparameter <arch>.key or an error naming it.
 func (w *Weights) MustUint(key string) (int, error) {
-	v, ok := w.File.Uint(w.Arch + "." + key)
+	v, ok := w.Src.Meta().Uint(w.Arch + "." + key)
 	if !ok {
 		return 0, fmt.Errorf("model: %s: missing hyperparameter %s.%s", w.Arch, w.Arch, key)
 	}
@@ -143,7 +133,7 @@ func (w *Weights) MustUint(key string) (int, error) {
 
 // Float returns the hyperparameter <arch>.key, or def when absent.
 func (w *Weights) Float(key string, def float64) float64 {
-	if v, ok := w.File.Float(w.Arch + "." + key); ok {
+	if v, ok := w.Src.Meta().Float(w.Arch + "." + key); ok {
 		return v
 	}
 	return def
@@ -151,26 +141,29 @@ func (w *Weights) Float(key string, def float64) float64 {
 
 // String returns the hyperparameter <arch>.key, or def when absent.
 func (w *Weights) String(key, def string) string {
-	if v, ok := w.File.String(w.Arch + "." + key); ok {
+	if v, ok := w.Src.Meta().String(w.Arch + "." + key); ok {
 		return v
 	}
 	return def
 }
 
-// Summary fills the size fields of info from the file's tensors.
+// Summary fills the size fields of info from the source's tensors.
 func (w *Weights) Summary(info *Info) {
 	info.Types = map[string]int64{}
-	for _, t := range w.File.Tensors {
+	for _, t := range w.Src.Tensors() {
 		info.Params += t.Elems()
 		info.WeightBytes += t.Size
 		info.Types[t.Format.Name] += t.Size
 	}
-	info.Name, _ = w.File.String("general.name")
+	info.Name, _ = w.Src.Meta().String("general.name")
 	seen := map[string]bool{}
-	for _, t := range w.File.Tensors {
-		if t.Resolution != "" && !seen[t.Format.Name] {
-			seen[t.Format.Name] = true
-			info.Notes = append(info.Notes, t.Resolution)
+	for _, t := range w.Src.Tensors() {
+		if t.Note != "" && !seen[t.Note] {
+			seen[t.Note] = true
+			info.Notes = append(info.Notes, t.Note)
 		}
+	}
+	if c := w.Src.Layout().Container; c != "" && c != "GGUF" {
+		info.Notes = append(info.Notes, "loaded from "+c)
 	}
 }

@@ -13,7 +13,8 @@
 // On amd64 the vector primitives, softmax, the activations, the norms'
 // sums of squares, the Hadamard butterflies and the fp16/bf16 conversions
 // have assembly fast paths (AVX2+FMA with F16C, and AVX-512 for Dot and
-// Axpy) chosen at run time; Implementation names the set in use. The
+// Axpy) chosen at run time, the tier package kernels runs (TRIT_CPU=
+// generic|avx2|avx512 lowers both); Implementation names the set in use. The
 // pure-Go versions are always built, run the same algorithms, and are
 // forced by the purego build tag. Results of the two paths differ only in
 // the last bits, where fused multiply-adds or summation order differ (see

@@ -2,7 +2,7 @@
 
 package ops
 
-import "golang.org/x/sys/cpu"
+import "trit/internal/cpu"
 
 // Assembly kernels (kernels_amd64.s); they process whole vectors only.
 
@@ -60,12 +60,9 @@ func siluAVX2(dst, x []float32)
 //go:noescape
 func swigluAVX2(dst, gate, up []float32)
 
-// hasAVX2 covers the AVX2 set: AVX2 with FMA and F16C, which every AVX2
-// CPU in practice has (Haswell, Zen and later).
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C
-
 var avx2Kernels = kernelSet{
 	name:      "avx2",
+	tier:      cpu.AVX2,
 	dot:       dotAVX2Tail,
 	axpy:      axpyAVX2Tail,
 	scale:     scaleAVX2Tail,
@@ -90,19 +87,20 @@ var avx2Kernels = kernelSet{
 // runs them at AVX2 speed.
 var avx512Kernels = func() kernelSet {
 	k := avx2Kernels
-	k.name = "avx512"
+	k.name, k.tier = "avx512", cpu.AVX512
 	k.dot = dotAVX512Tail
 	k.axpy = axpyAVX512Tail
 	return k
 }()
 
-// kernelSets lists the implementations this CPU supports, best first.
+// kernelSets lists the implementations this CPU supports, best first: the
+// tiers of package cpu (the AVX2 set needs AVX2 with FMA and F16C).
 var kernelSets = func() []*kernelSet {
 	var sets []*kernelSet
-	if hasAVX2 && cpu.X86.HasAVX512F {
+	if cpu.HW >= cpu.AVX512 {
 		sets = append(sets, &avx512Kernels)
 	}
-	if hasAVX2 {
+	if cpu.HW >= cpu.AVX2 {
 		sets = append(sets, &avx2Kernels)
 	}
 	return append(sets, &genericKernels)
@@ -132,16 +130,34 @@ func dotAVX512Tail(a, b []float32) float32 {
 	return s
 }
 
+// The Axpy wrappers run the tail through the assembly too, padded to a
+// vector: its fused multiply-adds round once where Go's rounds twice, and
+// an element must get the same bits wherever it lies in the slice (so a
+// batch computes each row as it would alone).
+
 func axpyAVX2Tail(dst []float32, alpha float32, x []float32) {
 	n := len(dst) &^ 7
 	axpyAVX2(dst[:n], alpha, x[:n])
-	axpyGeneric(dst[n:], alpha, x[n:])
+	axpyPadded(axpyAVX2, dst[n:], alpha, x[n:])
 }
 
 func axpyAVX512Tail(dst []float32, alpha float32, x []float32) {
 	n := len(dst) &^ 7
 	axpyAVX512(dst[:n], alpha, x[:n])
-	axpyGeneric(dst[n:], alpha, x[n:])
+	axpyPadded(axpyAVX2, dst[n:], alpha, x[n:])
+}
+
+// axpyPadded runs kernel k on the up to 7 elements of dst and x in a
+// vector of 8.
+func axpyPadded(k func(dst []float32, alpha float32, x []float32), dst []float32, alpha float32, x []float32) {
+	if len(dst) == 0 {
+		return
+	}
+	var d, v [8]float32
+	copy(d[:], dst)
+	copy(v[:], x)
+	k(d[:], alpha, v[:])
+	copy(dst, d[:len(dst)])
 }
 
 func scaleAVX2Tail(x []float32, s float32) {

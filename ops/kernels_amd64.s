@@ -9,6 +9,9 @@
 // func dotAVX2(a, b []float32) float32
 // len(a) == len(b), a multiple of 8.
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	// The sums of dotAVX512 in 256-bit halves: Y0/Y1 is its Z0, Y2/Y3
+	// Z1, Y4/Y5 Z2 and Y6/Y7 Z3, folded in the same order, so both tiers
+	// give the same bits.
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
 	MOVQ   b_base+24(FP), DI
@@ -16,37 +19,61 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 
-loop32:
-	CMPQ        CX, $32
-	JB          loop8
-	VMOVUPS     (SI), Y4
-	VMOVUPS     32(SI), Y5
-	VMOVUPS     64(SI), Y6
-	VMOVUPS     96(SI), Y7
-	VFMADD231PS (DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ        $128, SI
-	ADDQ        $128, DI
-	SUBQ        $32, CX
-	JMP         loop32
+loop64:
+	CMPQ        CX, $64
+	JB          loop16
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VMOVUPS     64(SI), Y10
+	VMOVUPS     96(SI), Y11
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	VFMADD231PS 64(DI), Y10, Y2
+	VFMADD231PS 96(DI), Y11, Y3
+	VMOVUPS     128(SI), Y8
+	VMOVUPS     160(SI), Y9
+	VMOVUPS     192(SI), Y10
+	VMOVUPS     224(SI), Y11
+	VFMADD231PS 128(DI), Y8, Y4
+	VFMADD231PS 160(DI), Y9, Y5
+	VFMADD231PS 192(DI), Y10, Y6
+	VFMADD231PS 224(DI), Y11, Y7
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         loop64
 
-loop8:
+loop16:
+	CMPQ        CX, $16
+	JB          fold
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         loop16
+
+fold:
+	VADDPS      Y2, Y0, Y0
+	VADDPS      Y3, Y1, Y1
+	VADDPS      Y6, Y4, Y4
+	VADDPS      Y7, Y5, Y5
+	VADDPS      Y4, Y0, Y0
+	VADDPS      Y5, Y1, Y1
+	VADDPS      Y1, Y0, Y0
 	CMPQ        CX, $8
 	JB          reduce
-	VMOVUPS     (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ        $32, SI
-	ADDQ        $32, DI
-	SUBQ        $8, CX
-	JMP         loop8
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (DI), Y8, Y0
 
 reduce:
-	VADDPS       Y1, Y0, Y0
-	VADDPS       Y3, Y2, Y2
-	VADDPS       Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1

@@ -1,5 +1,7 @@
 package ops
 
+import "trit/internal/cpu"
+
 // Dot returns Σ a[i]·b[i]. It panics if len(a) != len(b).
 //
 // The sum is accumulated in float32 in several interleaved partial sums
@@ -57,6 +59,7 @@ func Implementation() string {
 // already checked: slices passed together have equal lengths.
 type kernelSet struct {
 	name      string
+	tier      int // the cpu tier it belongs to
 	dot       func(a, b []float32) float32
 	axpy      func(dst []float32, alpha float32, x []float32)
 	scale     func(x []float32, s float32)
@@ -77,6 +80,7 @@ type kernelSet struct {
 // genericKernels is the pure-Go implementation, always available.
 var genericKernels = kernelSet{
 	name:      "generic",
+	tier:      cpu.Generic,
 	dot:       dotGeneric,
 	axpy:      axpyGeneric,
 	scale:     scaleGeneric,
@@ -95,9 +99,20 @@ var genericKernels = kernelSet{
 	swiglu:    swigluGeneric,
 }
 
-// active is the implementation in use: the first of kernelSets, which the
-// architecture file orders best first (the last is always genericKernels).
-var active = kernelSets[0]
+// active is the implementation in use: the best of kernelSets (which the
+// architecture file orders best first, genericKernels last) at or below
+// the tier the kernels package runs too (cpu.Tier: TRIT_CPU lowers both).
+var active = setFor(cpu.Tier)
+
+// setFor returns the best kernel set of tier t or lower.
+func setFor(t int) *kernelSet {
+	for _, k := range kernelSets {
+		if k.tier <= t {
+			return k
+		}
+	}
+	return &genericKernels
+}
 
 // dotGeneric keeps eight partial sums so the loop is not bound by the
 // latency of one dependent addition chain.

@@ -59,6 +59,8 @@ type chatRequest struct {
 	ToolChoice         json.RawMessage            `json:"tool_choice"`
 	ResponseFormat     *responseFormat            `json:"response_format"`
 	ChatTemplateKwargs map[string]json.RawMessage `json:"chat_template_kwargs"`
+	Logprobs           *bool                      `json:"logprobs"`
+	TopLogprobs        *int                       `json:"top_logprobs"`
 }
 
 type responseFormat struct {
@@ -70,6 +72,8 @@ type completionRequest struct {
 	Model  string          `json:"model"`
 	Prompt json.RawMessage `json:"prompt"`
 	samplingFields
+	Logprobs *int `json:"logprobs"`
+	Echo     bool `json:"echo"`
 }
 
 // reqMessage is one chat message as clients send it.
@@ -260,6 +264,12 @@ type genParams struct {
 	stop      []string
 	ignoreEOG bool
 	json      bool // constrain the output to a JSON object
+	// logprobs asks for the log-probability of each generated token and
+	// its topLogprobs most likely alternatives; promptLogprobs for those of
+	// the prompt tokens too.
+	logprobs       bool
+	topLogprobs    int
+	promptLogprobs bool
 }
 
 // params validates the sampling fields against a context of ctx tokens.

@@ -15,6 +15,9 @@ var (
 	ErrBusy = errors.New("server: all slots busy and the queue is full")
 	// ErrShutdown is returned for work submitted or cut off by Shutdown.
 	ErrShutdown = errors.New("server: shutting down")
+	// ErrKVBudget ends a job whose cache could not grow: the shared KV
+	// budget (--kv-budget) is held by the other running jobs.
+	ErrKVBudget = errors.New("server: the KV cache budget is exhausted")
 	// ErrNoBackend is returned by Load (and New) for a Backend without an
 	// engine, model or tokenizer.
 	ErrNoBackend = errors.New("server: no backend")

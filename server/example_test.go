@@ -15,6 +15,7 @@ import (
 	"trit/model/demo"
 	_ "trit/model/llama"
 	"trit/server"
+	"trit/tokenizer"
 )
 
 // Example serves the built-in demo model on loopback and asks it for a
@@ -29,11 +30,11 @@ func Example() {
 		panic(err)
 	}
 	defer m.Close()
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		panic(err)
 	}
-	eng := &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok)}
+	eng := &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok)}
 
 	srv, err := server.New(server.Config{
 		Backend:  &server.Backend{Engine: eng, ModelID: "demo"},

@@ -133,6 +133,10 @@ func jobError(err error) error {
 	if errors.Is(err, ErrShutdown) {
 		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "shutting_down", Message: "the server shut down during the generation"}
 	}
+	if errors.Is(err, ErrKVBudget) {
+		return &APIError{Status: http.StatusServiceUnavailable, Type: "unavailable_error", Code: "kv_budget_exhausted",
+			Message: err.Error() + "; retry later, or start the server with a larger --kv-budget"}
+	}
 	return &APIError{Status: http.StatusInternalServerError, Type: "server_error", Message: "generation failed: " + err.Error()}
 }
 
@@ -238,6 +242,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *load
 		return
 	}
 	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: g.promptN}
+	if g.logprobs {
+		c.tok = b.Engine.Tok
+	}
 	if req.Stream {
 		c.stream(w, r, g, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	} else {
@@ -255,7 +262,8 @@ func (c *chatRequest) request() (*genRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &genRequest{messages: msgs, thinking: thinking, extra: extra, sampling: c.samplingFields, promptParam: "messages"}
+	req := &genRequest{messages: msgs, thinking: thinking, extra: extra, sampling: c.samplingFields,
+		adjust: c.logprobParams, promptParam: "messages"}
 	if rf := c.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "", "text":
@@ -327,10 +335,10 @@ type chatMessage struct {
 }
 
 type chatChoice struct {
-	Index        int         `json:"index"`
-	Message      chatMessage `json:"message"`
-	FinishReason string      `json:"finish_reason"`
-	Logprobs     *struct{}   `json:"logprobs"`
+	Index        int           `json:"index"`
+	Message      chatMessage   `json:"message"`
+	FinishReason string        `json:"finish_reason"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
 }
 
 type chatResponse struct {
@@ -352,10 +360,10 @@ type chatDelta struct {
 }
 
 type chunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        chatDelta `json:"delta"`
-	FinishReason *string   `json:"finish_reason"`
-	Logprobs     *struct{} `json:"logprobs"`
+	Index        int           `json:"index"`
+	Delta        chatDelta     `json:"delta"`
+	FinishReason *string       `json:"finish_reason"`
+	Logprobs     *chatLogprobs `json:"logprobs"`
 }
 
 type chatChunk struct {
@@ -377,6 +385,7 @@ type chatCall struct {
 	created int64
 	model   string
 	promptN int
+	tok     *tokenizer.Tokenizer // set when the request asks for logprobs
 }
 
 func finishReason(res result, calls int) string {
@@ -397,7 +406,7 @@ func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, g *generatio
 	}
 	writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
 		SystemFingerprint: fingerprint,
-		Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(d.calls))}},
+		Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(d.calls)), Logprobs: toChatLogprobs(c.tok, d.logprobs)}},
 		Usage:             res.usage(c.promptN), Timings: res.timings()})
 }
 
@@ -413,13 +422,19 @@ func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, g *generation,
 		return
 	}
 	calls := 0
+	// Logprobs entries go out with the next chunk that carries text, and
+	// the rest with the last chunk.
+	var lps []tokenLogprob
 	res, ok := g.each(r, func(d delta) error {
+		lps = append(lps, d.logprobs...)
 		if d.reasoning != "" || d.content != "" {
 			cd := chatDelta{ReasoningContent: d.reasoning}
 			if d.content != "" {
 				cd.Content = &d.content
 			}
-			if err := sse.data(c.chunk(cd, nil)); err != nil {
+			ch := c.chunk(cd, nil)
+			ch.Choices[0].Logprobs, lps = toChatLogprobs(c.tok, lps), nil
+			if err := sse.data(ch); err != nil {
 				return err
 			}
 		}
@@ -448,6 +463,7 @@ func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, g *generation,
 	}
 	fr := finishReason(res, calls)
 	last := c.chunk(chatDelta{}, &fr)
+	last.Choices[0].Logprobs = toChatLogprobs(c.tok, lps)
 	last.Timings = res.timings()
 	if sse.data(last) != nil {
 		return
@@ -502,10 +518,10 @@ func promptIDs(raw json.RawMessage, tok *tokenizer.Tokenizer) ([]int, error) {
 }
 
 type completionChoice struct {
-	Text         string    `json:"text"`
-	Index        int       `json:"index"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
+	Text         string              `json:"text"`
+	Index        int                 `json:"index"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
 }
 
 type completionResponse struct {
@@ -535,19 +551,38 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 		return
 	}
 	g, err := s.start(r, b, &genRequest{raw: true, prompt: ids, sampling: req.samplingFields,
-		defaultMax: defaultCompletionTokens, promptParam: "prompt"})
+		adjust: req.logprobParams, defaultMax: defaultCompletionTokens, promptParam: "prompt"})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	resp := completionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(), Model: b.ModelID,
 		SystemFingerprint: fingerprint}
+	// echo returns the prompt's text before the completion's.
+	echo := ""
+	if req.Echo {
+		echo = b.Engine.Tok.Decode(ids)
+	}
+	// lp collects logprobs entries (nil: not asked for); offset is the
+	// byte offset of the next entry's token text.
+	var lp *completionLogprobs
+	offset := 0
+	addLogprobs := func(es []tokenLogprob) *completionLogprobs {
+		if !g.logprobs {
+			return nil
+		}
+		if lp == nil || req.Stream {
+			lp = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
+		}
+		offset = lp.append(b.Engine.Tok, es, offset)
+		return lp
+	}
 	if !req.Stream {
 		d, res, ok := g.answer(w, r)
 		if !ok {
 			return
 		}
-		resp.Choices = []completionChoice{{Text: d.content, FinishReason: &res.finish}}
+		resp.Choices = []completionChoice{{Text: echo + d.content, FinishReason: &res.finish, Logprobs: addLogprobs(d.logprobs)}}
 		resp.Usage, resp.Timings = res.usage(g.promptN), res.timings()
 		writeJSON(w, http.StatusOK, resp)
 		return
@@ -555,7 +590,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	sse := newSSE(w)
 	res, ok := g.each(r, func(d delta) error {
-		resp.Choices = []completionChoice{{Text: d.content}}
+		t := echo + d.content
+		echo = ""
+		l := addLogprobs(d.logprobs)
+		if t == "" && (l == nil || len(l.Tokens) == 0) {
+			return nil
+		}
+		resp.Choices = []completionChoice{{Text: t, Logprobs: l}}
 		return sse.data(resp)
 	})
 	if !ok {
@@ -564,6 +605,12 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	if res.err != nil {
 		sse.fail(res.err)
 		return
+	}
+	if echo != "" { // nothing was generated
+		resp.Choices = []completionChoice{{Text: echo}}
+		if sse.data(resp) != nil {
+			return
+		}
 	}
 	resp.Choices = []completionChoice{{FinishReason: &res.finish}}
 	resp.Timings = res.timings()

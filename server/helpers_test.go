@@ -21,6 +21,7 @@ import (
 	"trit/engine"
 	"trit/model"
 	"trit/model/demo"
+	"trit/model/kvcache"
 	_ "trit/model/llama" // the demo model's architecture
 	"trit/tokenizer"
 )
@@ -28,22 +29,25 @@ import (
 // demoEngine builds a fresh engine over the demo model. Each server and
 // each reference computation gets its own, because a model serves one
 // Forward call at a time.
-func demoEngine(t testing.TB) *engine.Engine {
+func demoEngine(t testing.TB) *engine.Engine { return demoEngineWith(t, model.Options{Threads: 2}) }
+
+// demoEngineWith is demoEngine with the given model options.
+func demoEngineWith(t testing.TB, opts model.Options) *engine.Engine {
 	t.Helper()
 	f, err := demo.File()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromFile(f, model.Options{Threads: 2})
+	m, err := model.FromFile(f, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 64}
 }
 
 // quietLogger keeps test output readable; set TRIT_TEST_LOG to see logs.
@@ -127,6 +131,12 @@ func (ts *testServer) do(t testing.TB, req *http.Request) (int, string) {
 // greedily for prompt, encoded as the server encodes it.
 func greedy(t testing.TB, eng *engine.Engine, prompt string, n int) string {
 	t.Helper()
+	return greedyResult(t, eng, prompt, n).Text
+}
+
+// greedyResult is greedy's whole result (the generated ids too).
+func greedyResult(t testing.TB, eng *engine.Engine, prompt string, n int) *engine.Result {
+	t.Helper()
 	ids := eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
 	st, err := eng.Model.NewState(4096)
 	if err != nil {
@@ -136,7 +146,7 @@ func greedy(t testing.TB, eng *engine.Engine, prompt string, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Text
+	return res
 }
 
 // checkGoroutines fails if more goroutines run than before, after giving
@@ -193,6 +203,12 @@ func (s *scriptState) Truncate(n int) bool {
 	}
 	s.toks = s.toks[:n]
 	return true
+}
+func (s *scriptState) Grow(n int) error {
+	if len(s.toks)+n > s.cap {
+		return fmt.Errorf("%w: %d positions, limit %d", kvcache.ErrFull, len(s.toks)+n, s.cap)
+	}
+	return nil
 }
 func (s *scriptState) Clone() model.State {
 	return &scriptState{toks: slices.Clone(s.toks), cap: s.cap}
@@ -273,14 +289,14 @@ func scriptEngine(t testing.TB, reply func(string) string, delay time.Duration) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := model.Tokenizer(f)
+	tok, err := tokenizer.FromMetadata(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im, _ := tok.TokenID("<|im_start|>")
 	end, _ := tok.TokenID("<|im_end|>")
 	m := &scriptModel{tok: tok, vocab: tok.VocabSize(), imStart: im, imEnd: end, reply: reply, delay: delay}
-	return &engine.Engine{Model: m, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: 64}, m
+	return &engine.Engine{Model: m, Tok: tok, EOG: tokenizer.EndOfGeneration(f, tok), Batch: 64}, m
 }
 
 // readSSE reads a server-sent event stream to its end and returns the
@@ -378,7 +394,7 @@ func fuzzTok(t testing.TB) *tokenizer.Tokenizer {
 			demoTokErr = err
 			return
 		}
-		demoTok, demoTokErr = model.Tokenizer(f)
+		demoTok, demoTokErr = tokenizer.FromMetadata(f)
 	})
 	if demoTokErr != nil {
 		t.Fatal(demoTokErr)

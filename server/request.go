@@ -36,6 +36,8 @@ type genRequest struct {
 	clampMax   bool
 	// ctx lowers the context for this request (0: the slot's).
 	ctx int
+	// adjust sets what one API asks beyond the sampling fields (logprobs).
+	adjust func(*genParams) error
 	// promptParam names the request field holding the prompt, for errors;
 	// maxParam the token limit's, where it is not max_tokens.
 	promptParam, maxParam string
@@ -87,6 +89,8 @@ type generation struct {
 	j       *job
 	out     *chatOutput // nil for a raw prompt: all output is content
 	promptN int
+	// logprobs: the deltas carry the tokens' logprobs entries.
+	logprobs bool
 }
 
 // start encodes req, validates its settings and submits it to the
@@ -123,11 +127,16 @@ func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*gen
 		return nil, err
 	}
 	p.json = req.json
+	if req.adjust != nil {
+		if err := req.adjust(&p); err != nil {
+			return nil, err
+		}
+	}
 	j := newJob(r.Context(), enc.ids, p)
 	if err := s.submit(b, j); err != nil {
 		return nil, err
 	}
-	g := &generation{j: j, promptN: len(enc.ids)}
+	g := &generation{j: j, promptN: len(enc.ids), logprobs: p.logprobs}
 	if !req.raw {
 		g.out = &chatOutput{rp: chat.ReasoningParser{StartInReasoning: enc.startThinking}}
 		if len(req.tools) > 0 {
@@ -137,19 +146,25 @@ func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*gen
 	return g, nil
 }
 
-// delta is a piece of a generation's output, split.
+// delta is a piece of a generation's output, split, with the logprobs
+// entries of its tokens when asked for (they may run ahead of the text,
+// which the decoder and the stop matcher can hold back).
 type delta struct {
 	reasoning, content string
 	calls              []toolCall
+	logprobs           []tokenLogprob
 }
 
-func (d *delta) empty() bool { return d.reasoning == "" && d.content == "" && len(d.calls) == 0 }
+func (d *delta) empty() bool {
+	return d.reasoning == "" && d.content == "" && len(d.calls) == 0 && len(d.logprobs) == 0
+}
 
 // add appends e to d; it is the fn of each for a whole answer.
 func (d *delta) add(e delta) error {
 	d.reasoning += e.reasoning
 	d.content += e.content
 	d.calls = append(d.calls, e.calls...)
+	d.logprobs = append(d.logprobs, e.logprobs...)
 	return nil
 }
 
@@ -165,6 +180,9 @@ func (g *generation) each(r *http.Request, fn func(delta) error) (res result, ok
 		d := delta{content: text}
 		if g.out != nil {
 			d = g.out.write(text, done)
+		}
+		if g.logprobs {
+			d.logprobs = g.j.takeLogprobs()
 		}
 		if !d.empty() && fn(d) != nil {
 			return res, false

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"trit/engine"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/sample"
 	"trit/tokenizer"
 )
@@ -30,11 +32,16 @@ type job struct {
 	stop     *sample.StopMatcher
 	js       *jsonObject
 	tokens   []int
+	tSubmit  time.Time
 	tAdmit   time.Time
 	tPrefill time.Time // end of prefill
+	tLast    time.Time // when the last token was sampled
+	lpRow    []float32 // with logprobs: the logits before sampling changes them
+	lpPrompt []float32 // with prompt logprobs: a prompt chunk's logits
 
 	mu     sync.Mutex
 	text   []byte // output not yet taken by the handler
+	lps    []tokenLogprob
 	done   bool
 	res    result
 	notify chan struct{} // capacity 1: "something new"
@@ -53,7 +60,7 @@ type result struct {
 }
 
 func newJob(ctx context.Context, prompt []int, p genParams) *job {
-	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1)}
+	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1), tSubmit: time.Now()}
 }
 
 // take returns the output produced since the last call, and whether the
@@ -113,6 +120,42 @@ type sched struct {
 
 	steps []model.Step
 	sjobs []*job
+
+	// Running estimates for interleaving prefill with decoding: the time
+	// of a step of decoding tokens only, and the cost of a prompt token.
+	decodeStep, promptToken time.Duration
+}
+
+// minPrefillChunk is the fewest prompt tokens a step carries while other
+// jobs are decoding.
+const minPrefillChunk = 16
+
+// prefillCap returns how many prompt tokens a step may carry while jobs
+// are decoding: enough that the step takes about twice a plain decode
+// step, so running streams keep their pace (their time per output token
+// at most triples) while a long prompt is admitted.
+func (s *sched) prefillCap() int {
+	if s.decodeStep <= 0 || s.promptToken <= 0 {
+		return minPrefillChunk
+	}
+	return max(minPrefillChunk, int(2*s.decodeStep/s.promptToken))
+}
+
+// observe updates the step estimates with a step of dec decoding tokens
+// and n prompt tokens that took d.
+func (s *sched) observe(dec, n int, d time.Duration) {
+	ema := func(old, v time.Duration) time.Duration {
+		if old == 0 {
+			return v
+		}
+		return (3*old + v) / 4
+	}
+	switch {
+	case n == 0:
+		s.decodeStep = ema(s.decodeStep, d)
+	case d > s.decodeStep:
+		s.promptToken = ema(s.promptToken, (d-s.decodeStep)/time.Duration(n))
+	}
 }
 
 func newSched(eng *engine.Engine, parallel, ctx, queue int, m *metrics) (*sched, error) {
@@ -225,6 +268,10 @@ func (s *sched) admit() {
 			kept = append(kept, j)
 			continue
 		}
+		if j.p.promptLogprobs {
+			reuse = 0 // every prompt position must be computed for its logits
+			j.addLogprobs(tokenLogprob{id: j.prompt[0], none: true})
+		}
 		if reuse < len(sl.cached) {
 			if !sl.state.Truncate(reuse) {
 				sl.state.Reset()
@@ -286,22 +333,38 @@ func (s *sched) step() {
 	// Decoding jobs first: one token each keeps their latency flat while
 	// long prompts are prefilled in chunks around them.
 	for _, j := range s.active {
-		if j.fed == len(j.prompt) {
+		if j.fed == len(j.prompt) && s.room(j, 1) {
 			steps = append(steps, model.Step{State: j.slot.state, Tokens: []int{j.next}, Logits: j.slot.logits})
 			sjobs = append(sjobs, j)
 			budget--
 		}
 	}
-	// Prompts always advance, even when decoding fills the batch.
+	// Prompts always advance, even when decoding fills the batch, but in
+	// chunks small enough not to stall the running streams.
+	decoding := len(steps)
 	budget = max(budget, 1)
+	if decoding > 0 {
+		budget = min(budget, s.prefillCap())
+	}
 	for _, j := range s.active {
 		if j.fed == len(j.prompt) || budget <= 0 {
 			continue
 		}
 		n := min(len(j.prompt)-j.fed, budget)
+		if j.p.promptLogprobs {
+			n = min(n, maxPromptLogprobRows) // bounds the logits buffer
+		}
+		if !s.room(j, n) {
+			continue
+		}
 		st := model.Step{State: j.slot.state, Tokens: j.prompt[j.fed : j.fed+n]}
 		if j.fed+n == len(j.prompt) {
 			st.Logits = j.slot.logits
+		}
+		if j.p.promptLogprobs {
+			vocab := len(j.slot.logits)
+			j.lpPrompt = slices.Grow(j.lpPrompt[:0], n*vocab)[:n*vocab]
+			st.Logits, st.All = j.lpPrompt, true
 		}
 		steps = append(steps, st)
 		sjobs = append(sjobs, j)
@@ -309,11 +372,23 @@ func (s *sched) step() {
 	}
 	s.steps, s.sjobs = steps, sjobs
 	if len(steps) == 0 {
+		// Every job waits for cache pages that none of them will free:
+		// the youngest gives up, so that the others can go on.
+		if len(s.active) > 0 {
+			s.finish(s.active[len(s.active)-1], "", fmt.Errorf("%w: %d MiB in use", ErrKVBudget, s.kvUsed()>>20))
+		}
 		return
 	}
 	t0 := time.Now()
 	err := s.forward(steps)
-	s.m.observeStep(len(steps), time.Since(t0))
+	d := time.Since(t0)
+	s.m.observeStep(len(steps), d)
+	prompt := 0
+	for _, st := range steps[decoding:] {
+		prompt += len(st.Tokens)
+	}
+	s.observe(decoding, prompt, d)
+	s.m.kvUsed.Store(s.kvUsed())
 	for i, j := range sjobs {
 		sl := j.slot
 		if err != nil {
@@ -325,6 +400,9 @@ func (s *sched) step() {
 		}
 		sl.cached = append(sl.cached, steps[i].Tokens...)
 		if j.fed < len(j.prompt) {
+			if j.p.promptLogprobs {
+				s.promptLogprobs(j, len(steps[i].Tokens))
+			}
 			j.fed += len(steps[i].Tokens)
 			if j.fed < len(j.prompt) {
 				continue
@@ -334,6 +412,32 @@ func (s *sched) step() {
 		s.advance(j)
 	}
 	clear(s.steps) // drop references to states and buffers between steps
+}
+
+// room reports whether j's state can take n more positions now. When the
+// shared KV budget is exhausted it first frees the caches that idle slots
+// keep for prefix reuse; a job that still gets no pages waits a step.
+func (s *sched) room(j *job, n int) bool {
+	err := j.slot.state.Grow(n)
+	if errors.Is(err, kvcache.ErrBudget) {
+		for _, sl := range s.slots {
+			if sl.job == nil && len(sl.cached) > 0 {
+				sl.state.Reset()
+				sl.cached = sl.cached[:0]
+			}
+		}
+		err = j.slot.state.Grow(n)
+	}
+	return err == nil
+}
+
+// kvUsed returns the bytes the slots' caches hold.
+func (s *sched) kvUsed() int64 {
+	var n int64
+	for _, sl := range s.slots {
+		n += sl.state.Bytes()["kv"]
+	}
+	return n
 }
 
 // forward runs the model, turning a panic into an error for this step's
@@ -356,18 +460,31 @@ func (s *sched) advance(j *job) {
 		return
 	}
 	logits := j.slot.logits
+	if j.p.logprobs {
+		j.lpRow = append(j.lpRow[:0], logits...)
+	}
 	if j.js != nil && !j.js.mask(logits, s.pieces) {
 		s.finish(j, "stop", nil)
 		return
 	}
 	id := j.smp.Sample(logits)
 	j.smp.Accept(id)
+	now := time.Now()
+	if j.tLast.IsZero() {
+		s.m.ttft.observe(now.Sub(j.tSubmit).Seconds())
+	} else {
+		s.m.tpot.observe(now.Sub(j.tLast).Seconds())
+	}
+	j.tLast = now
 	if !j.p.ignoreEOG && slices.Contains(s.eog, id) {
 		j.emit(j.stop.Flush())
 		s.finish(j, "stop", nil)
 		return
 	}
 	j.tokens = append(j.tokens, id)
+	if j.p.logprobs {
+		j.addLogprobs(newLogprob(j.lpRow, id, j.p.topLogprobs))
+	}
 	if j.js != nil {
 		j.js.feed(s.pieces[id])
 	}
@@ -421,4 +538,19 @@ func (s *sched) finish(j *job, reason string, err error) {
 	j.done, j.res = true, r
 	j.mu.Unlock()
 	j.signal()
+}
+
+// promptLogprobs records the entries of the prompt chunk of n tokens just
+// computed into j.lpPrompt: row r predicts prompt token fed+r+1. The last
+// prompt row's logits are those the first token is sampled from.
+func (s *sched) promptLogprobs(j *job, n int) {
+	vocab := len(j.slot.logits)
+	for r := range n {
+		row := j.lpPrompt[r*vocab : (r+1)*vocab]
+		if p := j.fed + r + 1; p < len(j.prompt) {
+			j.addLogprobs(newLogprob(row, j.prompt[p], j.p.topLogprobs))
+		} else {
+			copy(j.slot.logits, row)
+		}
+	}
 }

@@ -30,6 +30,7 @@ import (
 
 	"trit/chat"
 	"trit/engine"
+	"trit/model/kvcache"
 )
 
 // Config controls a Server. The zero value of every field but Backend has
@@ -66,6 +67,9 @@ type Backend struct {
 	Template *chat.Template
 	// ModelID is the name /v1/models reports (default "trit").
 	ModelID string
+	// KVBudget, if set, is the budget the model's caches draw from
+	// (model.Options.KVBudget); /metrics reports it.
+	KVBudget *kvcache.Budget
 }
 
 // Server serves the APIs. Create it with New.
@@ -149,6 +153,9 @@ func (s *Server) Load(b *Backend) error {
 	}
 	if ctx <= 0 {
 		ctx = 4096
+	}
+	if bb.KVBudget != nil {
+		s.m.kvLimit.Store(bb.KVBudget.Limit())
 	}
 	sc, err := newSched(bb.Engine, s.cfg.Parallel, ctx, s.cfg.Queue, s.m)
 	if err != nil {

@@ -379,6 +379,10 @@ func (t *Tokenizer) UNK() int { return t.unk }
 // Model returns the vocabulary's model, ModelGPT2 or ModelLlama.
 func (t *Tokenizer) Model() string { return t.model }
 
+// AddsBOS reports whether Encode with AddBOS prepends BOS: the vocabulary
+// asks for it and has one.
+func (t *Tokenizer) AddsBOS() bool { return t.addBOS && t.bos >= 0 }
+
 // Encode returns the token ids of text. Special tokens are matched first
 // (see EncodeOptions); each run of text between them is normalised to NFC
 // when the vocabulary asks for it, then split by the pre-tokenizer and
@@ -387,7 +391,7 @@ func (t *Tokenizer) Model() string { return t.model }
 // byte fallback (llama), as llama.cpp does.
 func (t *Tokenizer) Encode(text string, opts EncodeOptions) []int {
 	var out []int
-	if opts.AddBOS && t.addBOS && t.bos >= 0 {
+	if opts.AddBOS && t.AddsBOS() {
 		out = append(out, t.bos)
 	}
 	prevSpecial := true // llama: the dummy prefix goes before the first text

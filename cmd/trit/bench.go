@@ -16,6 +16,7 @@ import (
 
 	"trit/bench"
 	"trit/model"
+	"trit/model/kvcache"
 	_ "trit/model/qwen35" // the hybrid architecture of Bonsai 2 and 27B
 	"trit/quant"
 )
@@ -23,7 +24,7 @@ import (
 func init() {
 	register(&command{
 		name:  "bench",
-		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
+		usage: "(-m MODEL | --shape SHAPE --type TYPE) [-p 512] [-n 128] [-t 1,2] [-r 5] [--ctx 4096,...] [--json|--jsonl]\n       trit bench (-m MODEL | --shape SHAPE --type TYPE) --batch 1,2,4,8,16 [--verify 2,4,8] [-n 32] [-d 0,4096]\n       trit bench --write-shape SHAPE --type TYPE OUT.gguf",
 		short: "measure prompt and generation speed and memory, like llama-bench",
 		run:   runBench,
 	})
@@ -32,7 +33,15 @@ func init() {
 const benchHelp = `Measures prompt processing (pp: -p tokens in -b sized forward passes)
 and token generation (tg: -n forward passes of one token) in tokens per
 second, mean ± sd over -r repetitions after a warm-up, each repetition on an
-empty cache. -p, -n, -t, -d, --ctx and --cache-type take comma lists.
+empty cache. -p, -n, -t, -d, --ctx, -ctk and -ctv take comma lists (every
+K/V pair is run).
+
+tg rows show the KV cache bytes per position (all layers) and the bandwidth
+ceiling: read bandwidth ÷ (weight bytes + KV bytes read per token), with the
+share of it reached. --fill synthetic fills -d positions with deterministic
+cache values instead of prefilling them with the model (the rows say
+"synthetic fill"): attention's speed and memory do not depend on the values,
+and a small machine cannot prefill 100,000 positions in reasonable time.
 
 Synthetic models: --shape builds a temporary GGUF file (deleted afterwards,
 memory-mapped like a real file) with the exact architecture and tensor
@@ -45,6 +54,14 @@ head included, is in --type (as in the Bonsai v1 Q2_0 files and the
 override the embedding and head (llama-quantize's default mix for
 TQ2_0/TQ1_0 is --embd-type Q4_K --head-type Q6_K). Norms and other small
 vectors are F32.
+
+--batch and --verify measure batched decoding instead of pp and tg, like
+llama-batched-bench: --batch B runs B independent sequences, each its own
+state holding -d tokens, that generate -n tokens together (each forward
+pass one step of one token per sequence): aggregate and per-sequence t/s,
+and the aggregate relative to B=1. --verify k times one forward step of k
+tokens of one sequence at depth -d (the logits of all k, as speculative
+decoding verifies a draft) against a step of one token.
 
 --write-shape keeps such a file at OUT.gguf, so that other runtimes can be
 measured on the same bytes.
@@ -84,11 +101,14 @@ type benchOpts struct {
 	model, shapes, types, embdType, headType string
 	writeShape, dir, output                  string
 	prompts, gens, threads, depths, ctxs     intsFlag
-	cacheTypes                               string
+	batches, verifies                        intsFlag
+	cacheK, cacheV, fill                     string
+	bandwidth                                float64
 	reps, batch, maxFill                     int
 	seed                                     uint64
 	noWarmup, asJSON, asJSONL                bool
 	cpuProfile                               string
+	measured                                 map[int]float64 // bandwidth by thread count
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -122,9 +142,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&o.depths, "d", "cache `depths` filled before each test (default 0; with --ctx: to the end)")
 	fs.Var(&o.depths, "n-depth", "same as -d")
 	fs.Var(&o.ctxs, "ctx", "context `sizes`: allocate and fill the cache, report memory")
+	fs.Var(&o.batches, "batch", "batched decoding: `sequence counts` B (instead of pp and tg)")
+	fs.Var(&o.verifies, "verify", "verify cost: step `sizes` k against one token (instead of pp and tg)")
 	fs.IntVar(&o.maxFill, "max-fill", 8192, "most tokens a --ctx test fills by prefill")
-	fs.StringVar(&o.cacheTypes, "cache-type", "f16", "attention cache `types` (f16, f32)")
-	fs.StringVar(&o.cacheTypes, "ctk", "f16", "same as --cache-type")
+	fs.StringVar(&o.cacheK, "ctk", "f16", "KV cache `types` of K (comma list of f32, f16, q8_0, q4_0)")
+	fs.StringVar(&o.cacheK, "cache-type-k", "f16", "same as -ctk")
+	fs.StringVar(&o.cacheV, "ctv", "f16", "KV cache `types` of V (comma list; every pair with -ctk is run)")
+	fs.StringVar(&o.cacheV, "cache-type-v", "f16", "same as -ctv")
+	fs.StringVar(&o.fill, "fill", "model", "how -d positions are filled: model (prefill) or synthetic (deterministic cache values, no model run; labelled)")
+	fs.Float64Var(&o.bandwidth, "bandwidth", 0, "memory read bandwidth in `GB/s` for the tg ceiling (0: measure it; <0: none)")
 	fs.IntVar(&o.reps, "r", 5, "repetitions")
 	fs.IntVar(&o.reps, "repetitions", 5, "same as -r")
 	fs.IntVar(&o.batch, "b", 512, "tokens per forward pass in prompt processing")
@@ -172,6 +198,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return bad("thread counts must be positive")
 		}
 	}
+	batched := o.batches.set || o.verifies.set
+	if batched {
+		if len(o.ctxs.v) > 0 || o.prompts.set || strings.Contains(o.cacheK+o.cacheV, ",") {
+			return bad("--batch and --verify take -n, -d and one -ctk and -ctv, not -p or --ctx")
+		}
+		for _, n := range append(slices.Clone(o.batches.v), o.verifies.v...) {
+			if n <= 0 {
+				return bad("--batch and --verify counts must be positive")
+			}
+		}
+	}
 	plan := bench.Plan{Prompts: o.prompts.v, Gens: o.gens.v, Ctxs: o.ctxs.v, MaxFill: o.maxFill}
 	if o.depths.set {
 		plan.Depths = o.depths.v
@@ -180,14 +217,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(items) == 0 && !batched {
 		return bad("nothing to measure: -p and -n are all 0")
 	}
-	kvTypes := strings.Split(o.cacheTypes, ",")
-	for _, k := range kvTypes {
-		if k != "f16" && k != "f32" {
-			return bad("unknown cache type %q (f16, f32)", k)
+	var kvTypes []cachePair
+	for _, k := range strings.Split(o.cacheK, ",") {
+		for _, v := range strings.Split(o.cacheV, ",") {
+			kf, err := kvcache.ParseType(k)
+			if err != nil {
+				return bad("%v", err)
+			}
+			vf, err := kvcache.ParseType(v)
+			if err != nil {
+				return bad("%v", err)
+			}
+			kvTypes = append(kvTypes, cachePair{kf, vf})
 		}
+	}
+	if o.fill != "model" && o.fill != "synthetic" {
+		return bad("--fill is model or synthetic, not %q", o.fill)
 	}
 	sources, err := o.sources()
 	if err != nil {
@@ -206,7 +254,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	out := &benchOutput{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0)}
+	if batched {
+		out := &output[bench.BatchRow]{format: o.output, w: stdout, table: bench.NewBatchTable(stdout),
+			json: bench.WriteBatchJSON, jsonl: bench.WriteBatchJSONL}
+		for _, src := range sources {
+			if err := o.runBatched(src, kvTypes[0], out, stderr); err != nil {
+				return err
+			}
+		}
+		return out.finish()
+	}
+	out := &output[bench.Row]{format: o.output, w: stdout, table: bench.NewTable(stdout, len(o.ctxs.v) > 0),
+		json: bench.WriteJSON, jsonl: bench.WriteJSONL}
 	for _, src := range sources {
 		if err := o.runSource(src, items, kvTypes, out, stderr); err != nil {
 			return err
@@ -299,7 +358,7 @@ func writeShape(o *benchOpts, stderr io.Writer, path string) error {
 var tempFiles struct {
 	sync.Mutex
 	paths map[string]bool
-	once  sync.Once
+	ch    chan os.Signal // the interrupt handler's, while paths is not empty
 }
 
 func addTemp(path string) {
@@ -309,18 +368,23 @@ func addTemp(path string) {
 		tempFiles.paths = map[string]bool{}
 	}
 	tempFiles.paths[path] = true
-	tempFiles.once.Do(func() {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt)
-		go func() {
-			<-ch
-			tempFiles.Lock()
-			for p := range tempFiles.paths {
-				os.Remove(p)
-			}
-			os.Exit(130)
-		}()
-	})
+	if tempFiles.ch != nil {
+		return
+	}
+	// While temporary files exist, Ctrl-C removes them before exiting.
+	ch := make(chan os.Signal, 1)
+	tempFiles.ch = ch
+	signal.Notify(ch, os.Interrupt)
+	go func() {
+		if _, ok := <-ch; !ok {
+			return // the last file was removed: back to the default
+		}
+		tempFiles.Lock()
+		for p := range tempFiles.paths {
+			os.Remove(p)
+		}
+		os.Exit(130)
+	}()
 }
 
 func removeTemp(path string) {
@@ -328,6 +392,11 @@ func removeTemp(path string) {
 	defer tempFiles.Unlock()
 	delete(tempFiles.paths, path)
 	os.Remove(path)
+	if len(tempFiles.paths) == 0 && tempFiles.ch != nil {
+		signal.Stop(tempFiles.ch)
+		close(tempFiles.ch)
+		tempFiles.ch = nil
+	}
 }
 
 // build writes the synthetic model of src to a temporary file.
@@ -354,29 +423,144 @@ func (o *benchOpts) build(src source, stderr io.Writer) (string, error) {
 	return path, nil
 }
 
-func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, out *benchOutput, stderr io.Writer) error {
-	path, name := src.path, filepath.Base(src.path)
+// bandwidthFor returns the read bandwidth (bytes/s) for the tg ceiling:
+// --bandwidth, or measured once per thread count.
+func (o *benchOpts) bandwidthFor(threads int, stderr io.Writer) float64 {
+	switch {
+	case o.bandwidth < 0:
+		return 0
+	case o.bandwidth > 0:
+		return o.bandwidth * 1e9
+	}
+	if o.measured == nil {
+		o.measured = map[int]float64{}
+	}
+	bw, ok := o.measured[threads]
+	if !ok {
+		bw = bench.MeasureBandwidth(threads)
+		o.measured[threads] = bw
+		fmt.Fprintf(stderr, "trit bench: memory read bandwidth %.1f GB/s with %d threads (--bandwidth to set it)\n", bw/1e9, threads)
+	}
+	return bw
+}
+
+// open returns the file of src (building a synthetic one) and its name in
+// reports; done removes a synthetic file.
+func (o *benchOpts) open(src source, stderr io.Writer) (path, name string, done func(), err error) {
+	path, name = src.path, filepath.Base(src.path)
+	done = func() {}
 	if src.shape != nil {
 		if !slices.Contains(model.Architectures(), src.shape.Arch) {
-			return fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
+			return "", "", nil, fmt.Errorf("shape %s: architecture %q is not in this build (known: %s)",
 				src.shape.Name, src.shape.Arch, strings.Join(model.Architectures(), ", "))
 		}
-		var err error
 		if path, err = o.build(src, stderr); err != nil {
-			return err
+			return "", "", nil, err
 		}
-		defer removeTemp(path)
+		p := path
+		done = func() { removeTemp(p) }
 		name = src.shape.Name
 	}
+	return path, name, done, nil
+}
+
+// load loads the file of src at path with threads and the cache pair kv
+// and describes it under name.
+func load(src source, path, name string, threads int, kv cachePair) (model.Model, bench.ModelDesc, error) {
+	m, err := model.Load(path, model.Options{Threads: threads, CacheK: kv.k, CacheV: kv.v})
+	if err != nil {
+		return nil, bench.ModelDesc{}, err
+	}
+	desc := bench.Describe(name, m.Info())
+	if src.shape != nil {
+		desc.Type = src.types.String()
+	}
+	return m, desc, nil
+}
+
+// runBatched runs the --batch and --verify tests of src at every thread
+// count, depth and (for --batch) generation length.
+func (o *benchOpts) runBatched(src source, kv cachePair, out *output[bench.BatchRow], stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	depths := o.depths.v
+	if len(depths) == 0 {
+		depths = []int{0}
+	}
+	cfg := bench.Config{Reps: o.reps, Batch: o.batch, Seed: o.seed, NoWarmup: o.noWarmup}
+	for _, threads := range o.threads.v {
+		m, desc, err := load(src, path, name, threads, kv)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			for _, d := range depths {
+				for _, gen := range o.gens.v {
+					for _, b := range o.batches.v {
+						if gen <= 0 {
+							continue
+						}
+						t := bench.BatchTest{B: b, Gen: gen, Depth: d}
+						fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+						r, err := bench.RunBatch(m, t, cfg)
+						if err != nil {
+							return err
+						}
+						if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Batch: r, Time: time.Now()}); err != nil {
+							return err
+						}
+					}
+				}
+				for _, k := range o.verifies.v {
+					t := bench.VerifyTest{K: k, Depth: d}
+					fmt.Fprintf(stderr, "trit bench: %s %s, %d threads: %s\n", name, desc.Type, threads, t.Name())
+					r, err := bench.RunVerify(m, t, cfg)
+					if err != nil {
+						return err
+					}
+					if err := out.add(bench.BatchRow{Model: desc, Threads: threads, Verify: r, Time: time.Now()}); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}()
+		if cerr := m.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cachePair is the K and V element types of one run.
+type cachePair struct{ k, v *quant.Format }
+
+// String is the pair's label: one name when K and V agree, else K/V.
+func (c cachePair) String() string {
+	k, v := strings.ToLower(c.k.Name), strings.ToLower(c.v.Name)
+	if k == v {
+		return k
+	}
+	return k + "/" + v
+}
+
+func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []cachePair, out *output[bench.Row], stderr io.Writer) error {
+	path, name, done, err := o.open(src, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
 	for _, threads := range o.threads.v {
 		for _, kv := range kvTypes {
-			m, err := model.Load(path, model.Options{Threads: threads, KVType: kv})
+			m, desc, err := load(src, path, name, threads, kv)
 			if err != nil {
 				return err
-			}
-			desc := bench.Describe(name, m.Info())
-			if src.shape != nil {
-				desc.Type = src.types.String()
 			}
 			for _, it := range items {
 				fmt.Fprintf(stderr, "trit bench: %s %s, %d threads, %s cache: %s", name, desc.Type, threads, kv, it.Test.Name())
@@ -384,7 +568,7 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 					fmt.Fprintf(stderr, ", context %d", it.Ctx)
 				}
 				fmt.Fprintln(stderr)
-				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup})
+				r, err := bench.Run(m, it.Test, bench.Config{Reps: o.reps, Batch: o.batch, Ctx: it.Ctx, Seed: o.seed, NoWarmup: o.noWarmup, Synthetic: o.fill == "synthetic"})
 				if errors.Is(err, bench.ErrMemory) {
 					// Skip this context, measure the others.
 					fmt.Fprintf(stderr, "trit bench: skipped: %v\n", err)
@@ -394,11 +578,12 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 					m.Close()
 					return err
 				}
-				label := kv
-				if src.shape != nil {
-					label = kvLabel(src.shape, kv, r, stderr)
+				row := bench.Row{Model: desc, Threads: threads, KVType: kv.String(), Result: r, Time: time.Now(),
+					KVTokenBytes: m.Info().KVTokenBytes}
+				if it.Test.Gen > 0 {
+					row.Bandwidth = o.bandwidthFor(threads, stderr)
 				}
-				if err := out.add(bench.Row{Model: desc, Threads: threads, KVType: label, Result: r, Time: time.Now()}); err != nil {
+				if err := out.add(row); err != nil {
 					m.Close()
 					return err
 				}
@@ -411,40 +596,36 @@ func (o *benchOpts) runSource(src source, items []bench.Item, kvTypes []string, 
 	return nil
 }
 
-// kvLabel is the cache type to report: the one asked for, unless the
-// state's size shows that the model used the other one (an architecture
-// that does not implement the option yet).
-func kvLabel(s *bench.Shape, asked string, r *bench.Result, stderr io.Writer) string {
-	used := map[int64]string{s.KVBytes(r.Ctx, 4): "f32", s.KVBytes(r.Ctx, 2): "f16"}[r.Memory.KV]
-	if used == "" || used == asked {
-		return asked
-	}
-	fmt.Fprintf(stderr, "trit bench: the model ignored --cache-type %s: its attention cache is %s\n", asked, used)
-	return used + " (asked " + asked + ")"
-}
-
-// benchOutput streams rows in the chosen format (json collects them).
-type benchOutput struct {
+// output streams report rows of type R in the chosen format (json
+// collects them).
+type output[R any] struct {
 	format string
 	w      io.Writer
-	table  *bench.Table
-	rows   []bench.Row
+	table  interface{ Add(R) error }
+	json   func(io.Writer, []R) error
+	jsonl  func(io.Writer, R) error
+	rows   []R
 }
 
-func (b *benchOutput) add(r bench.Row) error {
-	switch b.format {
+func (o *output[R]) add(r R) error {
+	switch o.format {
 	case "jsonl":
-		return bench.WriteJSONL(b.w, r)
+		return o.jsonl(o.w, r)
 	case "json":
-		b.rows = append(b.rows, r)
+		o.rows = append(o.rows, r)
 		return nil
 	}
-	return b.table.Add(r)
+	return o.table.Add(r)
 }
 
-func (b *benchOutput) finish() error {
-	if b.format == "json" {
-		return bench.WriteJSON(b.w, b.rows)
+// finish writes what the format holds back: the JSON array, or a table's
+// last part.
+func (o *output[R]) finish() error {
+	if o.format == "json" {
+		return o.json(o.w, o.rows)
+	}
+	if f, ok := o.table.(interface{ Flush() error }); ok {
+		return f.Flush()
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func chatLoop(args []string, in io.Reader, stdout, stderr io.Writer, handleSigna
 	if err != nil {
 		return err
 	}
-	src, _ := l.file.String("tokenizer.chat_template")
+	src, _ := l.meta.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
 		return fmt.Errorf("chat template: %w", err)

@@ -5,49 +5,101 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"trit/engine"
 	"trit/gguf"
 	"trit/model"
+	"trit/model/checkpoint"
 	"trit/model/demo"
+	"trit/model/kvcache"
 	_ "trit/model/llama"  // register the llama-family architectures
 	_ "trit/model/qwen35" // and the Qwen3.5/3.6 hybrids
+	"trit/quant"
 	"trit/sample"
+	"trit/tokenizer"
 )
 
 // modelFlags are the flags shared by the commands that load a model; names
 // follow llama.cpp's where one exists.
 type modelFlags struct {
 	path    string
+	hf      string
 	threads int
 	ctx     int
 	batch   int
 	exact   bool
-	cache   string
+	// cacheK and cacheV are the KV cache element types; cache sets both.
+	cacheK, cacheV cacheType
+	noRotate       bool
+	// kvBudget, if set, is the shared page budget of every state (serve).
+	kvBudget *kvcache.Budget
 }
 
-func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, model.KVF16) }
+func (m *modelFlags) register(fs *flag.FlagSet) { m.registerCache(fs, quant.F16) }
+
+// cacheType is a KV cache element type flag (kvcache.ParseType).
+type cacheType struct{ f *quant.Format }
+
+func (c *cacheType) String() string {
+	if c == nil || c.f == nil {
+		return ""
+	}
+	return strings.ToLower(c.f.Name)
+}
+
+func (c *cacheType) Set(s string) error {
+	f, err := kvcache.ParseType(s)
+	if err != nil {
+		return err
+	}
+	c.f = f
+	return nil
+}
+
+// bothTypes sets K and V together (--cache-type).
+type bothTypes struct{ k, v *cacheType }
+
+func (b bothTypes) String() string { return b.k.String() }
+func (b bothTypes) Set(s string) error {
+	if err := b.k.Set(s); err != nil {
+		return err
+	}
+	return b.v.Set(s)
+}
+
+// options returns the model options the flags ask for.
+func (m *modelFlags) options() model.Options {
+	return model.Options{Threads: m.threads, Exact: m.exact, CacheK: m.cacheK.f, CacheV: m.cacheV.f, CacheNoRotate: m.noRotate, KVBudget: m.kvBudget}
+}
 
 // registerCache registers the flags with cache as the default KV cache
 // type.
-func (m *modelFlags) registerCache(fs *flag.FlagSet, cache string) {
-	fs.StringVar(&m.path, "m", "", "model `file` (GGUF); empty: the built-in demo model")
+func (m *modelFlags) registerCache(fs *flag.FlagSet, cache *quant.Format) {
+	m.cacheK.f, m.cacheV.f = cache, cache
+	fs.StringVar(&m.path, "m", "", "model `file` (GGUF), folder (MLX pack, Hugging Face checkpoint) or pulled name (trit list); empty: the built-in demo model")
 	fs.StringVar(&m.path, "model", "", "same as -m")
+	m.registerHub(fs)
 	fs.IntVar(&m.threads, "t", 0, "threads (0: all cores)")
 	fs.IntVar(&m.threads, "threads", 0, "same as -t")
 	fs.IntVar(&m.ctx, "c", 4096, "context size in tokens (capped at the model's trained context)")
 	fs.IntVar(&m.ctx, "ctx-size", 4096, "same as -c")
 	fs.IntVar(&m.batch, "b", 512, "prompt tokens per forward pass")
 	fs.IntVar(&m.batch, "batch-size", 512, "same as -b")
-	fs.StringVar(&m.cache, "cache-type", cache, "KV cache element type: f16 or f32")
+	fs.Var(&m.cacheK, "ctk", "KV cache `type` of K: f32, f16, q8_0 or q4_0")
+	fs.Var(&m.cacheK, "cache-type-k", "same as -ctk")
+	fs.Var(&m.cacheV, "ctv", "KV cache `type` of V: f32, f16, q8_0 or q4_0")
+	fs.Var(&m.cacheV, "cache-type-v", "same as -ctv")
+	fs.Var(bothTypes{&m.cacheK, &m.cacheV}, "cache-type", "KV cache `type` of both K and V")
+	fs.BoolVar(&m.noRotate, "no-cache-rotate", false, "store quantized K/V unrotated (llama.cpp's LLAMA_ATTN_ROT_DISABLE)")
 	fs.BoolVar(&m.exact, "exact", false, "compute on exactly dequantized weights with float activations (slow reference path)")
 }
 
 // loaded is a model with everything needed to generate.
 type loaded struct {
 	eng  *engine.Engine
-	file *gguf.File
+	meta *gguf.Metadata // the model's metadata in GGUF keys (chat template)
 	demo bool
 }
 
@@ -56,51 +108,71 @@ func (l *loaded) Close() error { return l.eng.Model.Close() }
 // load opens the model named by the flags, or builds the demo model, and
 // reports progress and timing on stderr.
 func (m *modelFlags) load(stderr io.Writer) (*loaded, error) {
+	if err := m.resolve(stderr); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
-	var f *gguf.File
-	var err error
+	var src model.Source
 	demoModel := m.path == ""
 	if demoModel {
 		fmt.Fprintln(stderr, "trit: no -m given: using the built-in demo model (random ternary weights; its output is meaningless)")
-		f, err = demo.File()
-	} else {
-		st, serr := os.Stat(m.path)
-		if serr != nil {
-			return nil, serr
+		fmt.Fprintln(stderr, demoHint)
+		f, err := demo.File()
+		if err != nil {
+			return nil, err
 		}
-		fmt.Fprintf(stderr, "trit: loading %s (%s)\n", m.path, humanBytes(st.Size()))
-		f, err = gguf.Open(m.path)
+		src = model.FromGGUF(f)
+	} else {
+		var err error
+		if src, err = openSource(m.path, stderr); err != nil {
+			return nil, err
+		}
+		prefault(src, stderr)
 	}
+	mod, err := model.FromSource(src, m.options())
 	if err != nil {
+		src.Close()
 		return nil, err
 	}
-	if !demoModel {
-		prefault(f, stderr)
-	}
-	mod, err := model.FromFile(f, model.Options{Threads: m.threads, Exact: m.exact, KVType: m.cache})
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	tok, err := model.Tokenizer(f)
+	meta := src.Meta()
+	tok, err := tokenizer.FromMetadata(meta)
 	if err != nil {
 		mod.Close()
 		return nil, err
 	}
-	eng := &engine.Engine{Model: mod, Tok: tok, EOG: model.EndOfGeneration(f, tok), Batch: m.batch,
-		Sampling: model.Sampling(f, sample.DefaultParams())}
+	eng := &engine.Engine{Model: mod, Tok: tok, EOG: tokenizer.EndOfGeneration(meta, tok), Batch: m.batch,
+		Sampling: sample.FromMetadata(meta, sample.DefaultParams())}
 	info := mod.Info()
 	fmt.Fprintf(stderr, "trit: %s model, %d layers, hidden %d, vocab %d, %s of weights; loaded in %v\n",
 		info.Arch, info.Layers, info.Hidden, info.Vocab, humanBytes(info.WeightBytes), time.Since(t0).Round(time.Millisecond))
-	return &loaded{eng: eng, file: f, demo: demoModel}, nil
+	return &loaded{eng: eng, meta: meta, demo: demoModel}, nil
+}
+
+// openSource opens a GGUF file, or a folder holding an MLX pack or a
+// Hugging Face checkpoint.
+func openSource(path string, stderr io.Writer) (model.Source, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		fmt.Fprintf(stderr, "trit: loading %s (folder)\n", path)
+		return checkpoint.Open(path)
+	}
+	fmt.Fprintf(stderr, "trit: loading %s (%s)\n", path, humanBytes(st.Size()))
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return model.FromGGUF(f), nil
 }
 
 // prefault reads every page of the tensor data once, printing a progress
-// line, so that a large model's page faults happen here, visibly, rather
-// than during the first tokens (and their timing).
-func prefault(f *gguf.File, stderr io.Writer) {
+// line, so that a large model's page faults (and MLX repacks) happen here,
+// visibly, rather than during the first tokens (and their timing).
+func prefault(src model.Source, stderr io.Writer) {
 	var total, done int64
-	for _, t := range f.Tensors {
+	for _, t := range src.Tensors() {
 		total += t.Size
 	}
 	if total < 64<<20 {
@@ -108,7 +180,7 @@ func prefault(f *gguf.File, stderr io.Writer) {
 	}
 	var sink byte
 	last := -1
-	for _, t := range f.Tensors {
+	for _, t := range src.Tensors() {
 		data, err := t.Data()
 		if err != nil {
 			return // the model loader reports the problem

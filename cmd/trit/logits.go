@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"trit/model"
+	"trit/quant"
 )
 
 func init() {
@@ -24,7 +25,7 @@ func runLogits(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(c, stderr)
 	var mf modelFlags
 	// Reference runs (llama.cpp's included) keep the cache in float32.
-	mf.registerCache(fs, model.KVF32)
+	mf.registerCache(fs, quant.F32)
 	var idsFlag, mode string
 	var asJSON bool
 	var top int

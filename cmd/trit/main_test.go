@@ -193,3 +193,28 @@ func TestModelSamplingDefaults(t *testing.T) {
 		t.Errorf("--temp 1.5 did not override the model's default: both %q", c)
 	}
 }
+
+// trit bench --batch and --verify run batched decoding on a synthetic
+// model; their flag errors are usage errors.
+func TestBenchBatch(t *testing.T) {
+	code, out, errOut := trit(t, "bench", "--shape", "tiny", "--type", "TQ2_0", "--batch", "1,2", "--verify", "2", "-n", "2", "-r", "1", "-t", "1")
+	if code != 0 {
+		t.Fatalf("code %d, stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{"| tg2 B1 | 1 |", "| tg2 B2 | 2 |", "| verify k2 | 2 |", "× B=1", "k-token step ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, args := range [][]string{
+		{"--batch", "0"},
+		{"--batch", "2", "-p", "16"},
+		{"--verify", "2", "--ctx", "64"},
+		{"--batch", "2", "-ctk", "f16,f32"},
+	} {
+		args = append([]string{"bench", "--shape", "tiny", "--type", "TQ2_0"}, args...)
+		if code, _, _ := trit(t, args...); code != 2 {
+			t.Errorf("%v: code %d, want 2", args, code)
+		}
+	}
+}

@@ -14,7 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"trit/bench"
 	"trit/chat"
+	"trit/model/kvcache"
 	"trit/server"
 )
 
@@ -33,12 +35,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	var mf modelFlags
 	mf.register(fs)
 	var host, apiKey, alias, logFormat string
-	var port, parallel, queue int
+	var port, parallel, queue, kvBudget int
 	var drain time.Duration
 	fs.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	fs.IntVar(&port, "port", 8080, "port to listen on (0: any free port)")
 	fs.IntVar(&parallel, "parallel", 1, "slots: requests generated together in one batch (-c is per slot)")
 	fs.IntVar(&parallel, "np", 1, "same as --parallel")
+	fs.IntVar(&kvBudget, "kv-budget", 0, "`MiB` of KV cache pages shared by all slots (0: what the machine has available beside the weights)")
 	fs.IntVar(&queue, "queue", 64, "requests that may wait for a slot; beyond them the server answers 503")
 	fs.StringVar(&apiKey, "api-key", os.Getenv("TRIT_API_KEY"), "require this key, as a bearer token or X-Api-Key (default $TRIT_API_KEY; empty: none)")
 	fs.StringVar(&alias, "alias", "", "model id reported by /v1/models (default: the file name)")
@@ -78,10 +81,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	// Listen before loading, so that /health answers 503 meanwhile.
 	served := make(chan error, 1)
 	go func() { served <- srv.Run(ctx) }()
+	mf.kvBudget = kvcache.NewBudget(int64(kvBudget) << 20)
 	l, err := mf.load(stderr)
 	if err == nil {
 		defer l.Close()
-		err = loadBackend(srv, l, mf.path, alias)
+		if kvBudget == 0 {
+			setDefaultBudget(mf.kvBudget, l, stderr)
+		}
+		err = loadBackend(srv, l, mf.path, alias, mf.kvBudget)
 	}
 	if err != nil {
 		cancel()
@@ -96,8 +103,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadBackend hands the loaded model, with its chat template, to srv.
-func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
-	src, _ := l.file.String("tokenizer.chat_template")
+func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvcache.Budget) error {
+	src, _ := l.meta.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
 		return fmt.Errorf("chat template: %w", err)
@@ -109,5 +116,21 @@ func loadBackend(srv *server.Server, l *loaded, path, alias string) error {
 			id = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 	}
-	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id})
+	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id, KVBudget: budget})
+}
+
+// setDefaultBudget sizes the KV budget to the memory available now, less
+// the weights not yet resident (the mapping counts as page cache, which
+// MemAvailable includes) and a margin for scratch, so that slots cannot
+// grow into an out-of-memory kill.
+func setDefaultBudget(b *kvcache.Budget, l *loaded, stderr io.Writer) {
+	avail, err := bench.MemAvailable()
+	if err != nil {
+		return // not Linux: unbounded, as before
+	}
+	info := l.eng.Model.Info()
+	limit := avail - info.WeightBytes - avail/10
+	limit = max(limit, 64<<20)
+	b.SetLimit(limit)
+	fmt.Fprintf(stderr, "trit: KV budget %s shared by all slots (--kv-budget to change)\n", humanBytes(limit))
 }

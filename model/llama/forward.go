@@ -4,6 +4,7 @@ import (
 	"trit/kernels"
 
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
@@ -14,6 +15,7 @@ type scratch struct {
 	logitRows                     []float32
 	rope                          []float32 // cos/sin tables, one per token
 	acts                          kernels.Acts
+	seqs                          []model.AttnSeq
 }
 
 func grow(b []float32, n int) []float32 {
@@ -41,60 +43,30 @@ func (m *Model) Forward(steps []model.Step) error {
 	s.gate = grow(s.gate, n*m.ffn)
 	s.up = grow(s.up, n*m.ffn)
 
-	tl := m.rope.TableLen()
-	s.rope = grow(s.rope, n*tl)
+	seqs, err := m.attn.Seqs(steps, func(st model.State) *kvcache.Cache { return st.(*state).kv }, s.q, s.att, &s.seqs)
+	if err != nil {
+		return err
+	}
 	i := 0
 	for _, step := range steps {
-		st := step.State.(*state)
-		for j, t := range step.Tokens {
+		for _, t := range step.Tokens {
 			m.embd.Row(t, s.x[i*H:(i+1)*H])
-			m.rope.Table(st.pos+j, s.rope[i*tl:(i+1)*tl])
 			i++
 		}
 	}
+	tabs := m.qk[0].RopeTables(m.pool, seqs, &s.rope)
 	for li := range m.layers {
 		l := &m.layers[li]
-		for r := range n {
-			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.attnNorm, m.eps)
-		}
+		m.norm(s.xn, s.x, l.attnNorm, n)
 		m.pool.Quantize(&s.acts, s.xn, n, H)
 		l.q.ForwardActs(s.q, s.xn, &s.acts, n)
 		l.k.ForwardActs(s.k, s.xn, &s.acts, n)
 		l.v.ForwardActs(s.v, s.xn, &s.acts, n)
-		r := 0
-		for _, step := range steps {
-			st := step.State.(*state)
-			kv := &st.kv[li]
-			for j := range step.Tokens {
-				pos := st.pos + j
-				q := s.q[r*qDim : (r+1)*qDim]
-				k := s.k[r*kvDim : (r+1)*kvDim]
-				if l.qNorm != nil {
-					for h := range m.attn.Heads {
-						ops.RMSNorm(q[h*hd:(h+1)*hd], q[h*hd:(h+1)*hd], l.qNorm, m.eps)
-					}
-					for h := range m.attn.KVHeads {
-						ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], l.kNorm, m.eps)
-					}
-				}
-				m.rope.ApplyTable(q, m.attn.Heads, s.rope[r*tl:(r+1)*tl])
-				m.rope.ApplyTable(k, m.attn.KVHeads, s.rope[r*tl:(r+1)*tl])
-				kv.Store(pos, k, s.v[r*kvDim:(r+1)*kvDim])
-				r++
-			}
-		}
-		r = 0
-		for _, step := range steps {
-			st := step.State.(*state)
-			nt := len(step.Tokens)
-			m.attn.Attend(m.pool, s.att[r*qDim:(r+nt)*qDim], s.q[r*qDim:(r+nt)*qDim], &st.kv[li], nt, st.pos)
-			r += nt
-		}
+		m.qk[li].Prepare(m.pool, li, seqs, s.q, s.k, s.v, tabs)
+		m.attn.Attend(m.pool, li, seqs)
 		l.o.Forward(s.xn, s.att, n)
 		ops.Add(s.x, s.x, s.xn)
-		for r := range n {
-			ops.RMSNorm(s.xn[r*H:(r+1)*H], s.x[r*H:(r+1)*H], l.ffnNorm, m.eps)
-		}
+		m.norm(s.xn, s.x, l.ffnNorm, n)
 		m.pool.Quantize(&s.acts, s.xn, n, H)
 		l.gate.ForwardActs(s.gate, s.xn, &s.acts, n)
 		l.up.ForwardActs(s.up, s.xn, &s.acts, n)
@@ -102,10 +74,18 @@ func (m *Model) Forward(steps []model.Step) error {
 		l.down.Forward(s.xn, s.gate, n)
 		ops.Add(s.x, s.x, s.xn)
 	}
-	for _, step := range steps {
-		step.State.(*state).pos += len(step.Tokens)
-	}
+	model.Advance(seqs)
 	return m.logits(steps, s)
+}
+
+// norm applies RMSNorm with weight w to n rows of x, on the pool.
+func (m *Model) norm(dst, x, w []float32, n int) {
+	H := m.hidden
+	m.pool.For(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			ops.RMSNorm(dst[r*H:(r+1)*H], x[r*H:(r+1)*H], w, m.eps)
+		}
+	})
 }
 
 // logits applies the final norm and the head to the rows the steps ask for.

@@ -8,15 +8,15 @@ package llama
 import (
 	"fmt"
 
-	"trit/gguf"
 	"trit/kernels"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
 func init() {
-	model.Register("llama", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "llama") })
-	model.Register("qwen3", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "qwen3") })
+	model.Register("llama", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "llama") })
+	model.Register("qwen3", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "qwen3") })
 }
 
 type layer struct {
@@ -29,14 +29,15 @@ type layer struct {
 // Model is a loaded llama-family model.
 type Model struct {
 	info    model.Info
-	file    *gguf.File
+	src     model.Source
 	pool    *kernels.Pool
 	ownPool bool
 
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
-	kvType      string
+	kvConfig    kvcache.Config
+	qk          []model.QK // per layer
 	rope        *ops.Rope
 	embd        *kernels.Matrix
 	out         *model.Linear
@@ -46,8 +47,8 @@ type Model struct {
 	scratch scratch
 }
 
-func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
-	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(f, opts, arch, pool) })
+func load(src model.Source, opts model.Options, arch string) (*Model, error) {
+	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(src, opts, arch, pool) })
 	if err != nil {
 		return nil, err
 	}
@@ -55,9 +56,9 @@ func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
 	return m, nil
 }
 
-func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
-	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool, kvType: opts.KVType}
+func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
+	w := &model.Weights{Src: src, Arch: arch, Pool: pool, Exact: opts.Exact}
+	m := &Model{src: src, pool: pool}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -98,7 +99,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		return nil, fmt.Errorf("llama: %w", err)
 	}
 
-	embdT := f.Tensor("token_embd.weight")
+	embdT := w.Tensor("token_embd.weight")
 	if embdT == nil || len(embdT.Dims) != 2 || embdT.Dims[0] != int64(m.hidden) {
 		return nil, fmt.Errorf("llama: missing or misshapen token_embd.weight")
 	}
@@ -156,6 +157,11 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 			return nil, err
 		}
 	}
+	m.kvConfig = opts.KVConfig(nLayers, &m.attn)
+	m.qk = make([]model.QK, nLayers)
+	for i, l := range m.layers {
+		m.qk[i] = model.QK{Attn: &m.attn, QNorm: l.qNorm, KNorm: l.kNorm, Eps: m.eps, Rope: m.rope}
+	}
 	m.info = model.Info{
 		Arch:       arch,
 		Vocab:      vocab,
@@ -164,6 +170,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		ContextLen: w.Uint("context_length", 2048),
 	}
 	w.Summary(&m.info)
+	m.info.KVTokenBytes = m.kvConfig.TokenBytes()
 	return m, nil
 }
 
@@ -175,33 +182,31 @@ func (m *Model) Close() error {
 	if m.ownPool {
 		m.pool.Close()
 	}
-	return m.file.Close()
+	return m.src.Close()
 }
 
 type state struct {
-	pos, cap int
-	kv       model.Caches
+	kv *kvcache.Cache
 }
 
-func (s *state) Pos() int { return s.pos }
-func (s *state) Cap() int { return s.cap }
-func (s *state) Reset()   { s.pos = 0 }
+func (s *state) Pos() int              { return s.kv.Len() }
+func (s *state) Cap() int              { return s.kv.Limit() }
+func (s *state) Reset()                { s.kv.Truncate(0) }
+func (s *state) Grow(n int) error      { return s.kv.Reserve(s.kv.Len() + n) }
+func (s *state) Clone() model.State    { return &state{kv: s.kv.Fork()} }
+func (s *state) cache() *kvcache.Cache { return s.kv }
 func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes()}
 }
 
+func (s *state) FillSynthetic(n int, seed uint64) error { return s.kv.FillSynthetic(n, seed) }
+
 func (s *state) Truncate(n int) bool {
-	if n < 0 || n > s.pos {
+	if n < 0 || n > s.kv.Len() {
 		return false
 	}
-	s.pos = n
+	s.kv.Truncate(n)
 	return true
-}
-
-func (s *state) Clone() model.State {
-	c := *s
-	c.kv = s.kv.Clone()
-	return &c
 }
 
 // NewState implements model.Model.
@@ -209,9 +214,9 @@ func (m *Model) NewState(ctx int) (model.State, error) {
 	if ctx <= 0 {
 		return nil, fmt.Errorf("llama: context size %d", ctx)
 	}
-	kv, err := model.NewKV(len(m.layers), ctx, m.attn.KVHeads*m.attn.HeadDim, m.kvType)
+	kv, err := kvcache.New(m.kvConfig, ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &state{cap: ctx, kv: kv}, nil
+	return &state{kv: kv}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"trit/model"
 	"trit/model/demo"
 	_ "trit/model/llama"
+	"trit/quant"
 )
 
 // Truncating a state and continuing gives the logits of a fresh run over
@@ -15,7 +16,7 @@ func TestTruncate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := model.FromFile(f, model.Options{Threads: 2, KVType: model.KVF32})
+	m, err := model.FromFile(f, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
 	if err != nil {
 		t.Fatal(err)
 	}

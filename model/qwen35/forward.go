@@ -3,6 +3,7 @@ package qwen35
 import (
 	"trit/hadamard"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
@@ -17,6 +18,8 @@ type scratch struct {
 	rows, logits           []float32
 	in, mid                hadamard.Site
 	tab                    []float32
+	seqs                   []model.AttnSeq
+	seqsNow                []model.AttnSeq // this call's sequences
 }
 
 func grow(b []float32, n int) []float32 {
@@ -47,6 +50,21 @@ func (m *Model) Forward(steps []model.Step) error {
 	s.x = grow(s.x, n*H)
 	s.xn = grow(s.xn, n*H)
 	s.y = grow(s.y, n*H)
+	qd := m.attn.Heads * m.attn.HeadDim
+	s.q = grow(s.q, n*qd)
+	s.att = grow(s.att, n*qd)
+	seqs, err := m.attn.Seqs(steps, func(st model.State) *kvcache.Cache { return st.(*state).kv }, s.q, s.att, &s.seqs)
+	if err != nil {
+		return err
+	}
+	s.seqsNow = seqs
+	for li := range m.layers {
+		if a := m.layers[li].at; a != nil {
+			// The RoPE tables depend only on the positions: once per call.
+			s.tab = a.qk.RopeTables(m.pool, seqs, &s.tab)
+			break
+		}
+	}
 	i := 0
 	for _, step := range steps {
 		for _, t := range step.Tokens {
@@ -79,9 +97,7 @@ func (m *Model) Forward(steps []model.Step) error {
 		}
 		ops.Add(s.x, s.x, s.y)
 	}
-	for _, step := range steps {
-		step.State.(*state).pos += len(step.Tokens)
-	}
+	model.Advance(seqs)
 	return m.head(steps)
 }
 
@@ -123,11 +139,9 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 	heads, kvHeads := m.attn.Heads, m.attn.KVHeads
 	qd, kvd := heads*hd, kvHeads*hd
 	s.qg = grow(s.qg, n*2*qd)
-	s.q = grow(s.q, n*qd)
 	s.gate = grow(s.gate, n*qd)
 	s.k = grow(s.k, n*kvd)
 	s.v = grow(s.v, n*kvd)
-	s.att = grow(s.att, n*qd)
 	for _, p := range []struct {
 		w   proj
 		dst []float32
@@ -144,35 +158,8 @@ func (m *Model) attention(l *layer, steps []model.Step, n int) error {
 			copy(s.gate[(r*heads+h)*hd:(r*heads+h+1)*hd], src[hd:2*hd])
 		}
 	}
-	s.tab = grow(s.tab, m.rope.TableLen())
-	r := 0
-	for _, step := range steps {
-		st := step.State.(*state)
-		kv := &st.kv[l.kv]
-		for j := range step.Tokens {
-			pos := st.pos + j
-			q := s.q[r*qd : (r+1)*qd]
-			k := s.k[r*kvd : (r+1)*kvd]
-			for h := range heads {
-				ops.RMSNorm(q[h*hd:(h+1)*hd], q[h*hd:(h+1)*hd], a.qNorm, m.eps)
-			}
-			for h := range kvHeads {
-				ops.RMSNorm(k[h*hd:(h+1)*hd], k[h*hd:(h+1)*hd], a.kNorm, m.eps)
-			}
-			tab := m.rope.Table(pos, s.tab)
-			m.rope.ApplyTable(q, heads, tab)
-			m.rope.ApplyTable(k, kvHeads, tab)
-			kv.Store(pos, k, s.v[r*kvd:(r+1)*kvd])
-			r++
-		}
-	}
-	r = 0
-	for _, step := range steps {
-		st := step.State.(*state)
-		nt := len(step.Tokens)
-		m.attn.Attend(m.pool, s.att[r*qd:(r+nt)*qd], s.q[r*qd:(r+nt)*qd], &st.kv[l.kv], nt, st.pos)
-		r += nt
-	}
+	a.qk.Prepare(m.pool, l.kv, s.seqsNow, s.q, s.k, s.v, s.tab)
+	m.attn.Attend(m.pool, l.kv, s.seqsNow)
 	ops.Sigmoid(s.gate, s.gate)
 	ops.Mul(s.att, s.att, s.gate)
 	s.mid.Permute = nil

@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/model/qwen35"
+	"trit/quant"
 )
 
 func load(t testing.TB, path string) model.Model {
 	t.Helper()
-	m, err := model.Load(path, model.Options{Threads: 2, KVType: model.KVF32})
+	m, err := model.Load(path, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +145,16 @@ func TestState(t *testing.T) {
 	if bs["recurrent"] != wantRec || bb["recurrent"] != wantRec {
 		t.Errorf("recurrent bytes %d and %d, want %d for every context", bs["recurrent"], bb["recurrent"], wantRec)
 	}
-	wantKV := int64(c.layers/c.interval) * 2 * 4096 * int64(c.kvHeads*c.hd) * 4
-	if bb["kv"] != wantKV || bs["kv"]*64 != wantKV {
-		t.Errorf("kv bytes %d (ctx 64) and %d (ctx 4096), want %d for 4096", bs["kv"], bb["kv"], wantKV)
+	// The cache is paged: nothing is held before the first token, then
+	// one page per attention layer, whatever the context.
+	if bs["kv"] != 0 || bb["kv"] != 0 {
+		t.Errorf("kv bytes %d (ctx 64) and %d (ctx 4096) before any token, want 0", bs["kv"], bb["kv"])
+	}
+	run(small, ids[:10])
+	run(big, ids[:10])
+	wantKV := int64(c.layers/c.interval) * 2 * kvcache.PageSize * int64(c.kvHeads*c.hd) * 4
+	if bs, bb = small.Bytes(), big.Bytes(); bb["kv"] != wantKV || bs["kv"] != wantKV {
+		t.Errorf("kv bytes %d (ctx 64) and %d (ctx 4096) after 10 tokens, want one page per layer, %d", bs["kv"], bb["kv"], wantKV)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"trit/gguf"
 	"trit/model"
+	"trit/quant"
 )
 
 // rewrite copies the GGUF file src to dst, letting edit change the
@@ -77,7 +78,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bad.gguf")
 			rewrite(t, src, dst, tc.edit, tc.drop)
-			m, err := model.Load(dst, model.Options{Threads: 1, KVType: model.KVF32})
+			m, err := model.Load(dst, model.Options{Threads: 1, CacheK: quant.F32, CacheV: quant.F32})
 			if err == nil {
 				m.Close()
 				t.Fatal("loaded without error")

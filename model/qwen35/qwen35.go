@@ -19,12 +19,13 @@ import (
 	"trit/hadamard"
 	"trit/kernels"
 	"trit/model"
+	"trit/model/kvcache"
 	"trit/ops"
 )
 
 func init() {
-	model.Register("qwen35", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "qwen35") })
-	model.Register("qwen3next", func(f *gguf.File, o model.Options) (model.Model, error) { return load(f, o, "qwen3next") })
+	model.Register("qwen35", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "qwen35") })
+	model.Register("qwen3next", func(src model.Source, o model.Options) (model.Model, error) { return load(src, o, "qwen3next") })
 }
 
 // proj is a weight matrix and whether it is stored Hadamard-rotated.
@@ -47,6 +48,7 @@ type deltaNet struct {
 type attention struct {
 	q, k, v, o   proj // q holds query and gate interleaved per head
 	qNorm, kNorm []float32
+	qk           model.QK
 }
 
 type layer struct {
@@ -72,14 +74,14 @@ type mtpLayer struct {
 // Model is a loaded Qwen3.5-family model.
 type Model struct {
 	info    model.Info
-	file    *gguf.File
+	src     model.Source
 	pool    *kernels.Pool
 	ownPool bool
 
 	hidden, ffn int
 	eps         float32
 	attn        model.Attention
-	kvType      string
+	kvConfig    kvcache.Config
 	rope        *ops.Rope
 
 	// Gated DeltaNet shape.
@@ -99,8 +101,8 @@ type Model struct {
 	scratch scratch
 }
 
-func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
-	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(f, opts, arch, pool) })
+func load(src model.Source, opts model.Options, arch string) (*Model, error) {
+	m, own, err := model.WithPool(opts, func(pool *kernels.Pool) (*Model, error) { return build(src, opts, arch, pool) })
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +115,11 @@ func load(f *gguf.File, opts model.Options, arch string) (*Model, error) {
 // must match the file's data) are checked.
 const maxDim = 1 << 20
 
-func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
-	w := &model.Weights{File: f, Arch: arch, Pool: pool, Exact: opts.Exact}
-	m := &Model{file: f, pool: pool, grouped: arch == "qwen3next", kvType: opts.KVType}
+func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool) (*Model, error) {
+	w := &model.Weights{Src: src, Arch: arch, Pool: pool, Exact: opts.Exact}
+	// qwen3next files and the HF-ordered sources (MLX packs, HF folders)
+	// keep value heads grouped; qwen35 GGUF files tile them.
+	m := &Model{src: src, pool: pool, grouped: arch == "qwen3next" || src.Layout().GroupedVHeads}
 	var err error
 	get := func(key string) int {
 		if err != nil {
@@ -183,7 +187,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		return nil, fmt.Errorf("qwen35: %w", err)
 	}
 
-	decl, err := declaration(f)
+	decl, err := declaration(src.Meta())
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +200,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		m.groupedOut = decl.GDNVGrouped
 	}
 
-	embdT := f.Tensor("token_embd.weight")
+	embdT := w.Tensor("token_embd.weight")
 	if embdT == nil || len(embdT.Dims) != 2 || embdT.Dims[0] != int64(m.hidden) || embdT.Dims[1] <= 0 || embdT.Dims[1] > 1<<24 {
 		return nil, fmt.Errorf("qwen35: missing or misshapen token_embd.weight")
 	}
@@ -245,6 +249,12 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	if ld.err != nil {
 		return nil, ld.err
 	}
+	m.kvConfig = opts.KVConfig(m.nKV, &m.attn)
+	for i := range m.layers {
+		if a := m.layers[i].at; a != nil {
+			a.qk = model.QK{Attn: &m.attn, QNorm: a.qNorm, KNorm: a.kNorm, Eps: m.eps, Rope: m.rope}
+		}
+	}
 	if decl != nil {
 		for _, n := range append(decl.WeightNames, decl.InverseWeightNames...) {
 			if !ld.used[n] {
@@ -261,6 +271,7 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 		Recurrent:  true,
 	}
 	w.Summary(&m.info)
+	m.info.KVTokenBytes = m.kvConfig.TokenBytes()
 	if decl != nil {
 		m.info.Notes = append(m.info.Notes, fmt.Sprintf("Hadamard-rotated weights: %d matrices, block %d, signs %s", len(decl.WeightNames), decl.BlockSize, decl.SignMode))
 	}
@@ -270,13 +281,9 @@ func build(f *gguf.File, opts model.Options, arch string, pool *kernels.Pool) (*
 	return m, nil
 }
 
-// declaration reads the file's Hadamard declaration, if any.
-func declaration(f *gguf.File) (*hadamard.Declaration, error) {
-	keys := make([]string, len(f.KV))
-	for i, kv := range f.KV {
-		keys[i] = kv.Key
-	}
-	return hadamard.FromKeys(f, keys)
+// declaration reads the source's Hadamard declaration, if any.
+func declaration(meta *gguf.Metadata) (*hadamard.Declaration, error) {
+	return hadamard.FromKeys(meta, meta.Keys())
 }
 
 // loader reads tensors, remembers the first error and which declared
@@ -416,5 +423,5 @@ func (m *Model) Close() error {
 	if m.ownPool {
 		m.pool.Close()
 	}
-	return m.file.Close()
+	return m.src.Close()
 }

@@ -330,7 +330,7 @@ func TestRotationRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "bad.gguf")
 			rotateFile(t, src, dst, rotation{block: 64, seed: 9, edit: tc.edit})
-			m, err := model.Load(dst, model.Options{Threads: 1, KVType: model.KVF32})
+			m, err := model.Load(dst, model.Options{Threads: 1, CacheK: quant.F32, CacheV: quant.F32})
 			if err == nil {
 				m.Close()
 				t.Fatal("loaded without error")

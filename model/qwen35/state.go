@@ -5,14 +5,14 @@ import (
 	"slices"
 
 	"trit/model"
+	"trit/model/kvcache"
 )
 
 // state is one sequence: a KV cache per full-attention layer, whose size
 // follows the context, and per Gated DeltaNet layer a convolution window
 // and a delta-rule state of fixed size.
 type state struct {
-	pos, cap int
-	kv       model.Caches
+	kv *kvcache.Cache
 	// conv[i] holds the last convK−1 pre-convolution rows of layer i's
 	// q|k|v channels, oldest first; ssm[i] holds hv matrices of dv rows ×
 	// dk columns (row m is the state read by value index m).
@@ -20,14 +20,15 @@ type state struct {
 	ssm  [][]float32
 }
 
-func (s *state) Pos() int { return s.pos }
-func (s *state) Cap() int { return s.cap }
+func (s *state) Pos() int         { return s.kv.Len() }
+func (s *state) Cap() int         { return s.kv.Limit() }
+func (s *state) Grow(n int) error { return s.kv.Reserve(s.kv.Len() + n) }
 
 // Reset empties the state. The KV cache is overwritten position by
 // position, but the recurrent states are read before they are written, so
 // they are zeroed.
 func (s *state) Reset() {
-	s.pos = 0
+	s.kv.Truncate(0)
 	for _, c := range s.conv {
 		clear(c)
 	}
@@ -44,11 +45,13 @@ func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes(), "recurrent": rec}
 }
 
+func (s *state) FillSynthetic(n int, seed uint64) error { return s.kv.FillSynthetic(n, seed) }
+
 // Truncate can only keep everything or nothing: the recurrent state has
 // folded every position in.
 func (s *state) Truncate(n int) bool {
 	switch n {
-	case s.pos:
+	case s.kv.Len():
 		return true
 	case 0:
 		s.Reset()
@@ -59,7 +62,7 @@ func (s *state) Truncate(n int) bool {
 
 func (s *state) Clone() model.State {
 	c := *s
-	c.kv = s.kv.Clone()
+	c.kv = s.kv.Fork()
 	c.conv = make([][]float32, len(s.conv))
 	c.ssm = make([][]float32, len(s.ssm))
 	for i := range s.conv {
@@ -74,12 +77,11 @@ func (m *Model) NewState(ctx int) (model.State, error) {
 	if ctx <= 0 {
 		return nil, fmt.Errorf("qwen35: context size %d", ctx)
 	}
-	kvDim := m.attn.KVHeads * m.attn.HeadDim
-	kv, err := model.NewKV(m.nKV, ctx, kvDim, m.kvType)
+	kv, err := kvcache.New(m.kvConfig, ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &state{cap: ctx, kv: kv}
+	s := &state{kv: kv}
 	c := 2*m.hk*m.dk + m.hv*m.dv
 	s.conv = make([][]float32, m.nRec)
 	s.ssm = make([][]float32, m.nRec)

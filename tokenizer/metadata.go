@@ -1,23 +1,41 @@
-package model
+package tokenizer
 
-import (
-	"fmt"
+import "fmt"
 
-	"trit/gguf"
-	"trit/tokenizer"
-)
+// Metadata is the typed key lookup FromMetadata needs; *gguf.Metadata
+// implements it. Each method reports false when the key is absent or of
+// another type.
+type Metadata interface {
+	String(key string) (string, bool)
+	Strings(key string) ([]string, bool)
+	Floats(key string) ([]float64, bool)
+	Ints(key string) ([]int64, bool)
+	Uint(key string) (uint64, bool)
+	Bool(key string) (bool, bool)
+}
 
-// Tokenizer builds the tokenizer a GGUF file describes in its
-// `tokenizer.ggml.*` keys.
-func Tokenizer(f *gguf.File) (*tokenizer.Tokenizer, error) {
-	v := &tokenizer.Vocab{BOS: -1, EOS: -1, PAD: -1, UNK: -1}
+// FromMetadata builds the tokenizer a model describes in its GGUF
+// `tokenizer.ggml.*` keys (model sources of other containers translate
+// their tokenizer files into those keys).
+func FromMetadata(f Metadata) (*Tokenizer, error) {
+	v, err := VocabFromMetadata(f)
+	if err != nil {
+		return nil, err
+	}
+	return New(v)
+}
+
+// VocabFromMetadata reads the vocabulary of the `tokenizer.ggml.*` keys,
+// with the defaults llama.cpp applies to absent ones.
+func VocabFromMetadata(f Metadata) (*Vocab, error) {
+	v := &Vocab{BOS: -1, EOS: -1, PAD: -1, UNK: -1}
 	var ok bool
 	if v.Model, ok = f.String("tokenizer.ggml.model"); !ok {
-		return nil, fmt.Errorf("model: file has no tokenizer (tokenizer.ggml.model missing)")
+		return nil, fmt.Errorf("tokenizer: model has no tokenizer (tokenizer.ggml.model missing)")
 	}
 	v.Pre, _ = f.String("tokenizer.ggml.pre")
 	if v.Tokens, ok = f.Strings("tokenizer.ggml.tokens"); !ok {
-		return nil, fmt.Errorf("model: file has no tokenizer.ggml.tokens")
+		return nil, fmt.Errorf("tokenizer: model has no tokenizer.ggml.tokens")
 	}
 	if s, ok := f.Floats("tokenizer.ggml.scores"); ok {
 		v.Scores = make([]float32, len(s))
@@ -54,13 +72,13 @@ func Tokenizer(f *gguf.File) (*tokenizer.Tokenizer, error) {
 	if b, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
 		v.AddSpacePrefix = b
 	}
-	return tokenizer.New(v)
+	return v, nil
 }
 
 // EndOfGeneration lists the token ids that end a generation: the EOS and
-// EOT tokens the file names, and control tokens such as <|im_end|> and
+// EOT tokens the metadata names, and control tokens such as <|im_end|> and
 // <|endoftext|> that chat models emit at the end of a turn.
-func EndOfGeneration(f *gguf.File, tok *tokenizer.Tokenizer) []int {
+func EndOfGeneration(f Metadata, tok *Tokenizer) []int {
 	seen := map[int]bool{}
 	var ids []int
 	add := func(i int) {
