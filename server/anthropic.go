@@ -207,16 +207,11 @@ func (a *anthropicRequest) request() (*genRequest, error) {
 		if t.Type != "" && t.Type != "custom" {
 			return nil, badRequest(fmt.Sprintf("tools[%d].type", i), "tool type %q is not supported (client tools only)", t.Type)
 		}
-		schema := t.InputSchema
-		if len(bytes.TrimSpace(schema)) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
-		}
-		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Description, "parameters": schema}})
+		ft, err := functionTool(t.Name, t.Description, t.InputSchema, fmt.Sprintf("tools[%d].input_schema", i))
 		if err != nil {
-			return nil, badRequest(fmt.Sprintf("tools[%d].input_schema", i), "input_schema must be a JSON object")
+			return nil, err
 		}
-		req.tools = append(req.tools, b)
+		req.tools = append(req.tools, ft)
 	}
 	return req, nil
 }

@@ -73,6 +73,7 @@ func TestBadInput(t *testing.T) {
 		{"messages top_k", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"top_k":-1}`, auth, 400, "", "invalid_request_error"},
 		{"messages thinking type", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"thinking":{"type":"maybe"}}`, auth, 400, "", "invalid_request_error"},
 		{"messages tool_choice type", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"tool_choice":{"type":"all"}}`, auth, 400, "", "invalid_request_error"},
+		{"messages input_schema an array", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"tools":[{"name":"f","input_schema":[1]}]}`, auth, 400, "", "invalid_request_error"},
 		{"messages server tool", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"tools":[{"type":"web_search_20250305","name":"web_search"}]}`, auth, 400, "", "invalid_request_error"},
 		{"messages too many stops", "POST", "/v1/messages", `{` + msg + `,"max_tokens":5,"stop_sequences":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"]}`, auth, 400, "", "invalid_request_error"},
 		{"messages long prompt", "POST", "/v1/messages", `{"messages":[{"role":"user","content":"` + strings.Repeat("x", 300) + `"}],"max_tokens":5}`, auth, 400, "", "invalid_request_error"},
@@ -115,6 +116,7 @@ func TestBadInput(t *testing.T) {
 		{"responses max_output_tokens", "POST", "/v1/responses", `{"input":"hi","max_output_tokens":0}`, auth, 400, "max_output_tokens", "invalid_value"},
 		{"responses reasoning effort", "POST", "/v1/responses", `{"input":"hi","reasoning":{"effort":"max"}}`, auth, 400, "reasoning.effort", ""},
 		{"responses web search tool", "POST", "/v1/responses", `{"input":"hi","tools":[{"type":"web_search"}]}`, auth, 400, "tools[0].type", ""},
+		{"responses parameters a string", "POST", "/v1/responses", `{"input":"hi","tools":[{"type":"function","name":"f","parameters":"x"}]}`, auth, 400, "tools[0].parameters", ""},
 		{"responses text format", "POST", "/v1/responses", `{"input":"hi","text":{"format":{"type":"xml"}}}`, auth, 400, "text.format.type", ""},
 		{"responses long prompt", "POST", "/v1/responses", `{"input":"` + strings.Repeat("z", 300) + `"}`, auth, 400, "input", "context_length_exceeded"},
 	} {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -233,4 +235,18 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request, b *loadedBackend,
 		return nil
 	}
 	return g
+}
+
+// functionTool is a tool definition in the OpenAI form the chat templates
+// read, from the parts the Anthropic and Responses APIs send; a missing
+// schema allows any object. param names the schema's field, for errors.
+func functionTool(name, description string, schema json.RawMessage, param string) (chat.Tool, error) {
+	switch s := bytes.TrimSpace(schema); {
+	case len(s) == 0 || string(s) == "null":
+		schema = json.RawMessage(`{"type":"object"}`)
+	case s[0] != '{':
+		return nil, badRequest(param, "%s must be a JSON object", param)
+	}
+	return json.Marshal(map[string]any{"type": "function", "function": map[string]any{
+		"name": name, "description": description, "parameters": schema}})
 }

@@ -205,16 +205,11 @@ func (q *responsesRequest) request() (*genRequest, error) {
 		if t.Name == "" {
 			return nil, badRequest(fmt.Sprintf("tools[%d].name", i), "a function tool needs a name")
 		}
-		params := t.Parameters
-		if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
-			params = json.RawMessage(`{"type":"object"}`)
-		}
-		b, err := json.Marshal(map[string]any{"type": "function", "function": map[string]any{
-			"name": t.Name, "description": t.Description, "parameters": params}})
+		ft, err := functionTool(t.Name, t.Description, t.Parameters, fmt.Sprintf("tools[%d].parameters", i))
 		if err != nil {
-			return nil, badRequest(fmt.Sprintf("tools[%d].parameters", i), "parameters must be a JSON object")
+			return nil, err
 		}
-		req.tools = append(req.tools, b)
+		req.tools = append(req.tools, ft)
 	}
 	return req, nil
 }
