@@ -10,6 +10,8 @@ require (
 	golang.org/x/text v0.44.0
 )
 
+require golang.org/x/image v0.48.0
+
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect

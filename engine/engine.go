@@ -83,6 +83,13 @@ var ErrContextFull = errors.New("engine: prompt does not fit in the context")
 // Prefill feeds tokens through the model into st in batches and returns
 // the logits after the last one.
 func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
+	return e.PrefillInput(st, model.Input{Tokens: tokens}, logits)
+}
+
+// PrefillInput is Prefill for a prompt that may hold embedding rows
+// (images) and explicit positions.
+func (e *Engine) PrefillInput(st model.State, in model.Input, logits []float32) error {
+	tokens := in.Tokens
 	if len(tokens) == 0 {
 		return fmt.Errorf("engine: empty prompt")
 	}
@@ -95,7 +102,7 @@ func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
 	}
 	for i := 0; i < len(tokens); i += b {
 		j := min(i+b, len(tokens))
-		step := model.Step{State: st, Tokens: tokens[i:j]}
+		step := in.Step(st, i, j)
 		if j == len(tokens) {
 			step.Logits = logits
 		}
@@ -111,20 +118,34 @@ func (e *Engine) Prefill(st model.State, tokens []int, logits []float32) error {
 // complete UTF-8 and cannot be the start of a stop string. emit may return
 // an error to stop early; ctx cancellation stops between tokens.
 func (e *Engine) Generate(ctx context.Context, st model.State, prompt []int, p Params, emit func(string) error) (*Result, error) {
+	return e.GenerateInput(ctx, st, model.Input{Tokens: prompt}, p, emit)
+}
+
+// GenerateInput is Generate for a prompt that may hold embedding rows
+// (images) and explicit positions.
+func (e *Engine) GenerateInput(ctx context.Context, st model.State, in model.Input, p Params, emit func(string) error) (*Result, error) {
+	prompt := in.Tokens
 	res := &Result{PromptTokens: len(prompt)}
 	vocab := e.Model.Info().Vocab
 	logits := make([]float32, vocab)
 	smp := sample.New(p.Sample)
+	last := -1
 	for _, t := range prompt {
-		smp.Accept(t)
+		if t != model.EmbedToken {
+			smp.Accept(t)
+			last = t
+		}
+	}
+	dec := e.Tok.NewDecoder()
+	if last >= 0 {
+		dec = e.Tok.NewDecoderAfter(last)
 	}
 	t0 := time.Now()
-	if err := e.Prefill(st, prompt, logits); err != nil {
+	if err := e.PrefillInput(st, in, logits); err != nil {
 		return res, err
 	}
 	res.PromptTime = time.Since(t0)
 	t1 := time.Now()
-	dec := e.Tok.NewDecoderAfter(prompt[len(prompt)-1])
 	stop := sample.NewStopMatcher(p.Stop...)
 	var text []byte
 	out := func(s string) error {

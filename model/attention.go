@@ -21,6 +21,9 @@ type AttnSeq struct {
 	Cache      *kvcache.Cache
 	Q, Out     []float32 // NTok×Heads×HeadDim each
 	Pos0, NTok int
+	// Rope holds the tokens' rotary position ids where they are not their
+	// cache positions (images, M-RoPE; see PlaceRope); nil otherwise.
+	Rope [][4]int
 }
 
 // splitTokens is the most query tokens per sequence for which Attend
@@ -141,15 +144,19 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 		s.Cache.Open(&w.block, layer, it.g, c0, c1, rows)
 		for r := range rows {
 			t := it.t0 + r/group
-			n := min(c1, s.Pos0+t+1) - c0 // keys of the chunk row r sees
+			w.ns[r] = max(0, min(c1, s.Pos0+t+1)-c0) // keys of the chunk row r sees
+		}
+		w.block.ScoresRows(w.scores, w.q[:rows], w.ns[:rows])
+		for r := range rows {
+			n := w.ns[r]
 			var mx float32
 			var sum float64
 			acc := w.acc[r*hd : (r+1)*hd]
-			if n <= 0 {
+			if n == 0 {
 				mx, sum = float32(math.Inf(-1)), 0
 				clear(acc)
 			} else {
-				mx, sum = a.chunk(w, &w.q[r], n, acc)
+				mx, sum = a.chunk(w, w.scores[r*kvcache.PageSize:r*kvcache.PageSize+n], acc)
 			}
 			if run != nil {
 				if n > 0 {
@@ -167,16 +174,12 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 	}
 }
 
-// chunk computes the softmax partial of one query row over the first n
-// keys of a chunk: the maximum score, Σ e^(s−max), and acc = Σ e^(s−max)·v.
-func (a *Attention) chunk(w *attnWorker, q *kvcache.Query, n int, acc []float32) (float32, float64) {
-	s := w.scores[:n]
-	w.block.Scores(s, q)
+// chunk computes the softmax partial of one query row from its scores s
+// against the first len(s) keys of a chunk: the maximum score,
+// Σ e^(s−max), and acc = Σ e^(s−max)·v.
+func (a *Attention) chunk(w *attnWorker, s, acc []float32) (float32, float64) {
 	ops.Scale(s, a.Scale)
-	mx := s[0]
-	for _, x := range s[1:] {
-		mx = max(mx, x)
-	}
+	mx := kvcache.Max(s)
 	sum := ops.ExpSub(s, mx)
 	w.block.Accumulate(acc, s)
 	return mx, sum
@@ -229,7 +232,8 @@ func (rs *running) merge(r, hd int, mx float32, sum float64, acc []float32) {
 type attnWorker struct {
 	q      []kvcache.Query
 	acc    []float32
-	scores []float32
+	scores []float32 // rows × PageSize
+	ns     []int     // keys of the chunk each row sees
 	run    running
 	block  kvcache.Block
 }
@@ -239,7 +243,8 @@ func (w *attnWorker) grow(rows, hd int) {
 		w.q = make([]kvcache.Query, rows)
 	}
 	growTo(&w.acc, rows*hd)
-	growTo(&w.scores, kvcache.PageSize)
+	growTo(&w.scores, rows*kvcache.PageSize)
+	growTo(&w.ns, rows)
 }
 
 // running returns the worker's merge state for rows, reset.

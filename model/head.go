@@ -28,9 +28,12 @@ func CheckSteps(arch string, steps []Step, vocab int, mine func(State) bool) (in
 			return 0, fmt.Errorf("%s: step %d: %d tokens past position %d exceed the context of %d", arch, i, len(st.Tokens), p, st.State.Cap())
 		}
 		for _, t := range st.Tokens {
-			if t < 0 || t >= vocab {
+			if (t < 0 || t >= vocab) && (t != EmbedToken || st.Embeds == nil) {
 				return 0, fmt.Errorf("%s: step %d: token %d out of range [0,%d)", arch, i, t, vocab)
 			}
+		}
+		if st.Pos != nil && len(st.Pos) != len(st.Tokens) {
+			return 0, fmt.Errorf("%s: step %d: %d positions for %d tokens", arch, i, len(st.Pos), len(st.Tokens))
 		}
 		n += len(st.Tokens)
 	}

@@ -43,6 +43,14 @@ type Model interface {
 type Step struct {
 	State  State
 	Tokens []int
+	// Embeds holds an input row of Info().Hidden floats for every
+	// EmbedToken in Tokens, in order: image rows, which take the place of
+	// a token's embedding.
+	Embeds []float32
+	// Pos, if set, holds the rotary position ids (t, h, w, e) of every
+	// token, as models with multi-section M-RoPE place image rows; nil
+	// continues the state's positions (see RopeCursor).
+	Pos [][4]int
 	// Logits receives n_vocab floats for the last token, or for every token
 	// when All is set (len(Tokens)×n_vocab). Nil asks for no logits.
 	Logits []float32

@@ -15,6 +15,9 @@ type QK struct {
 	QNorm, KNorm []float32
 	Eps          float32
 	Rope         *ops.Rope
+	// Sections are the M-RoPE sections (rope.dimension_sections); zero
+	// for plain RoPE.
+	Sections [4]int
 
 	pos, owner []int // row r is token pos[r] of seqs[owner[r]]
 }
@@ -75,14 +78,23 @@ func rowMap(seqs []AttnSeq, pos, owner *[]int) int {
 }
 
 // RopeTables fills tabs (grown as needed) with the RoPE tables of every
-// token of seqs at its position, on the pool, and returns it.
+// token of seqs at its position (its Rope ids where set), on the pool, and
+// returns it.
 func (p *QK) RopeTables(pool *kernels.Pool, seqs []AttnSeq, tabs *[]float32) []float32 {
 	tl := p.Rope.TableLen()
 	n := rowMap(seqs, &p.pos, &p.owner)
 	t := growTo(tabs, n*tl)
 	pool.For(n, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			p.Rope.Table(p.pos[r], t[r*tl:(r+1)*tl])
+			pos := TextPos(p.pos[r])
+			if s := &seqs[p.owner[r]]; s.Rope != nil {
+				pos = s.Rope[p.pos[r]-s.Pos0]
+			}
+			if p.Sections == ([4]int{}) {
+				p.Rope.Table(pos[0], t[r*tl:(r+1)*tl])
+			} else {
+				p.Rope.TableSections(pos, p.Sections, t[r*tl:(r+1)*tl])
+			}
 		}
 	})
 	return t

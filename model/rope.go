@@ -39,3 +39,23 @@ func RopeScaling(w *Weights, rc *ops.RopeConfig) error {
 	rc.OrigCtx = w.Uint("rope.scaling.original_context_length", w.Uint("context_length", 0))
 	return nil
 }
+
+// RopeSections reads `<arch>.rope.dimension_sections`, the rotary pairs
+// each M-RoPE position id (t, h, w, e) owns; all zero when absent.
+func RopeSections(w *Weights) ([4]int, error) {
+	var s [4]int
+	v, ok := w.Src.Meta().Ints(w.Arch + ".rope.dimension_sections")
+	if !ok {
+		return s, nil
+	}
+	if len(v) > 4 {
+		return s, fmt.Errorf("model: %s.rope.dimension_sections has %d entries (at most 4)", w.Arch, len(v))
+	}
+	for i, x := range v {
+		if x < 0 || x > 1<<16 {
+			return s, fmt.Errorf("model: %s.rope.dimension_sections %v out of range", w.Arch, v)
+		}
+		s[i] = int(x)
+	}
+	return s, nil
+}

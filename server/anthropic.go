@@ -367,7 +367,7 @@ func (s *Server) anthropicCountTokens(w http.ResponseWriter, r *http.Request, b 
 		writeError(w, err)
 		return
 	}
-	enc, err := s.encode(b, gr)
+	enc, err := s.encode(r, b, gr)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"trit/chat"
 	"trit/sample"
+	"trit/vision"
 )
 
 // Limits on request contents, so that a hostile request cannot make the
@@ -110,40 +111,57 @@ func jsonText(b []byte) (s string, ok bool, err error) {
 	return "", false, nil
 }
 
-// content is message content: a string, null, or an array of parts of
-// which only text parts are supported.
-type content string
+// content is message content: a string, null, or an array of text and
+// image parts. Each image part stands in text as a vision.Marker, and its
+// URL is kept in images, in order.
+type content struct {
+	text   string
+	images []string
+}
 
 func (c *content) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if s, ok, err := jsonText(b); ok {
-		*c = content(s)
+		*c = content{text: s}
 		return err
 	}
 	if len(b) == 0 || b[0] != '[' {
 		return fieldErr("content", "content must be a string or an array of content parts")
 	}
 	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+		Type     string  `json:"type"`
+		Text     *string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
 	}
 	if err := json.Unmarshal(b, &parts); err != nil {
-		return fieldErr("content", "content parts must be objects with a type and text")
+		return fieldErr("content", "content parts must be objects with a type and text or image_url")
 	}
 	if len(parts) > maxContentPart {
 		return fieldErr("content", "more than %d content parts", maxContentPart)
 	}
 	texts := make([]string, 0, len(parts))
+	var images []string
 	for _, p := range parts {
-		if p.Type != "text" && p.Type != "input_text" && p.Type != "output_text" { // output_text: Responses history
-			return fieldErr("content", "content part type %q is not supported (text only)", p.Type)
+		switch p.Type {
+		case "text", "input_text", "output_text": // output_text: Responses history
+			if p.Text == nil {
+				return fieldErr("content", "text content part without text")
+			}
+			// A marker typed by the user is text, not an image.
+			texts = append(texts, strings.ReplaceAll(*p.Text, vision.Marker, ""))
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return fieldErr("content", "image_url content part without image_url.url")
+			}
+			texts = append(texts, vision.Marker)
+			images = append(images, p.ImageURL.URL)
+		default:
+			return fieldErr("content", "content part type %q is not supported (text and image_url)", p.Type)
 		}
-		if p.Text == nil {
-			return fieldErr("content", "text content part without text")
-		}
-		texts = append(texts, *p.Text)
 	}
-	*c = content(strings.Join(texts, "\n"))
+	*c = content{text: strings.Join(texts, "\n"), images: images}
 	return nil
 }
 
@@ -353,7 +371,11 @@ func toChat(in []reqMessage) ([]chat.Message, error) {
 		if role == "developer" {
 			role = "system" // OpenAI's newer name for the system role
 		}
-		cm := chat.Message{Role: role, Content: string(m.Content), ReasoningContent: m.ReasoningContent,
+		text := m.Content.text
+		if len(m.Content.images) == 0 {
+			text = strings.ReplaceAll(text, vision.Marker, "") // only image parts make markers
+		}
+		cm := chat.Message{Role: role, Content: text, ReasoningContent: m.ReasoningContent,
 			ToolCallID: m.ToolCallID, Name: m.Name}
 		for j, tc := range m.ToolCalls {
 			args := string(bytes.TrimSpace(tc.Function.Arguments))

@@ -262,8 +262,8 @@ func (c *chatRequest) request() (*genRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &genRequest{messages: msgs, thinking: thinking, extra: extra, sampling: c.samplingFields,
-		adjust: c.logprobParams, promptParam: "messages"}
+	req := &genRequest{messages: msgs, images: imageURLs(c.Messages), thinking: thinking, extra: extra,
+		sampling: c.samplingFields, adjust: c.logprobParams, promptParam: "messages"}
 	if rf := c.ResponseFormat; rf != nil {
 		switch rf.Type {
 		case "", "text":

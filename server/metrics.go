@@ -30,6 +30,19 @@ type metrics struct {
 	// kvUsed and kvLimit are the KV cache bytes the slots hold and the
 	// budget they draw from (0: unbounded).
 	kvUsed, kvLimit atomic.Int64
+	images          int64
+	encodeTime      time.Duration
+	// towerBytes reports the vision tower's resident weight bytes (nil:
+	// no tower).
+	towerBytes func() int64
+}
+
+// observeImage records an encoded image.
+func (m *metrics) observeImage(d time.Duration) {
+	m.mu.Lock()
+	m.images++
+	m.encodeTime += d
+	m.mu.Unlock()
 }
 
 func newMetrics() *metrics {
@@ -134,6 +147,13 @@ func (m *metrics) write(w io.Writer) {
 	metric("kv_cache_budget_bytes", "gauge", "The KV cache budget shared by the slots (0: unbounded).", m.kvLimit.Load())
 	m.ttft.write(w, "time_to_first_token_seconds", "Time from a request's submission to its first token.")
 	m.tpot.write(w, "time_per_output_token_seconds", "Time between consecutive output tokens of a generation.")
+	metric("images_total", "counter", "Images encoded by the vision tower.", m.images)
+	metric("image_encode_seconds_total", "counter", "Time spent encoding images (decode, resize, tower).", m.encodeTime.Seconds())
+	var tower int64
+	if m.towerBytes != nil {
+		tower = m.towerBytes()
+	}
+	metric("vision_tower_resident_bytes", "gauge", "Weight bytes of the vision tower while it is mapped (0: not loaded).", tower)
 	fmt.Fprintf(w, "# HELP trit_generations_total Finished generations by finish reason.\n# TYPE trit_generations_total counter\n")
 	for _, r := range []string{"stop", "length", "cancelled", "error"} {
 		fmt.Fprintf(w, "trit_generations_total{reason=%q} %d\n", r, m.requests[r])

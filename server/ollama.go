@@ -249,7 +249,7 @@ func (c *ollamaChatRequest) request() (*genRequest, error) {
 			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "unknown role %q", m.Role)
 		}
 		if len(m.Images) > 0 {
-			return nil, badRequest(fmt.Sprintf("messages[%d].images", i), "images are not supported: this model reads text only")
+			return nil, badRequest(fmt.Sprintf("messages[%d].images", i), "images are not supported on this endpoint: send them as image_url parts to /v1/chat/completions")
 		}
 		cm := chat.Message{Role: role, Content: m.Content, ReasoningContent: m.Thinking, ToolCallID: m.ToolCallID, Name: m.ToolName}
 		for j, tc := range m.ToolCalls {
@@ -283,7 +283,7 @@ type ollamaGenerateRequest struct {
 func (g *ollamaGenerateRequest) request(tok *tokenizer.Tokenizer) (*genRequest, error) {
 	switch {
 	case len(g.Images) > 0:
-		return nil, badRequest("images", "images are not supported: this model reads text only")
+		return nil, badRequest("images", "images are not supported on this endpoint: send them as image_url parts to /v1/chat/completions")
 	case g.Suffix != "":
 		return nil, badRequest("suffix", "suffix (fill-in-the-middle) is not supported")
 	case g.Template != "":

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"trit/chat"
-	"trit/tokenizer"
+	"trit/model"
 )
 
 // genRequest is a generation request in the server's own terms. Every API
@@ -20,6 +20,9 @@ type genRequest struct {
 	messages []chat.Message
 	raw      bool
 	prompt   []int
+	// images are the image URLs of the messages, in the order of their
+	// vision.Marker placeholders.
+	images []string
 
 	tools    []chat.Tool // offered to the template; output is parsed for calls
 	thinking *bool       // the template's enable_thinking; nil: its default
@@ -48,12 +51,15 @@ type genRequest struct {
 // encoded is a request rendered and tokenized.
 type encoded struct {
 	ids []int
+	// in and keys are the image input and its prefix keys (nil: text).
+	in   *model.Input
+	keys []int
 	// startThinking says the prompt ends inside an opened reasoning block.
 	startThinking bool
 }
 
 // encode renders and tokenizes req.
-func (s *Server) encode(b *loadedBackend, req *genRequest) (encoded, error) {
+func (s *Server) encode(r *http.Request, b *loadedBackend, req *genRequest) (encoded, error) {
 	if req.raw {
 		return encoded{ids: req.prompt}, nil
 	}
@@ -72,11 +78,14 @@ func (s *Server) encode(b *loadedBackend, req *genRequest) (encoded, error) {
 	if err != nil {
 		return encoded{}, badRequest(req.promptParam, "rendering the chat template: %v", err)
 	}
-	ids := b.Engine.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: true})
+	ids, in, keys, err := s.promptInput(r.Context(), b, prompt, req.images, req.promptParam)
+	if err != nil {
+		return encoded{}, err
+	}
 	// A prompt ending in <think> has the model start inside its reasoning,
 	// except in JSON mode, where the answer itself starts at once.
 	start := !req.json && strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
-	return encoded{ids: ids, startThinking: start}, nil
+	return encoded{ids: ids, in: in, keys: keys, startThinking: start}, nil
 }
 
 func (s *Server) reqCtx(b *loadedBackend, req *genRequest) int {
@@ -98,7 +107,7 @@ type generation struct {
 // start encodes req, validates its settings and submits it to the
 // scheduler.
 func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*generation, error) {
-	enc, err := s.encode(b, req)
+	enc, err := s.encode(r, b, req)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +144,7 @@ func (s *Server) start(r *http.Request, b *loadedBackend, req *genRequest) (*gen
 		}
 	}
 	j := newJob(r.Context(), enc.ids, p)
+	j.in, j.keys = enc.in, enc.keys
 	if err := s.submit(b, j); err != nil {
 		return nil, err
 	}

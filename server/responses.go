@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trit/chat"
+	"trit/vision"
 )
 
 // OpenAI's Responses API, stateless: POST /v1/responses with the whole
@@ -91,7 +92,10 @@ func itemText(raw json.RawMessage, param string) (string, error) {
 		}
 		return "", badRequest(param, "content must be a string or an array of text parts")
 	}
-	return string(c), nil
+	if len(c.images) > 0 {
+		return "", badRequest(param, "image parts are not supported on this endpoint: send images through /v1/chat/completions")
+	}
+	return strings.ReplaceAll(c.text, vision.Marker, ""), nil
 }
 
 // request translates a Responses request.

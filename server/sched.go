@@ -22,6 +22,10 @@ type job struct {
 	ctx    context.Context
 	prompt []int
 	p      genParams
+	// in is a prompt with images (nil for text), keys its elements for
+	// the prefix cache (vision.Sequence.Keys).
+	in   *model.Input
+	keys []int
 
 	slot     *slot
 	fed      int // prompt tokens in the slot's state (reused or prefilled)
@@ -61,6 +65,14 @@ type result struct {
 
 func newJob(ctx context.Context, prompt []int, p genParams) *job {
 	return &job{ctx: ctx, prompt: prompt, p: p, notify: make(chan struct{}, 1), tSubmit: time.Now()}
+}
+
+// cacheKeys are the prompt's elements as the prefix cache compares them.
+func (j *job) cacheKeys() []int {
+	if j.keys != nil {
+		return j.keys
+	}
+	return j.prompt
 }
 
 // take returns the output produced since the last call, and whether the
@@ -263,7 +275,7 @@ func (s *sched) admit() {
 			s.finish(j, "cancelled", nil)
 			continue
 		}
-		sl, reuse := s.pick(j.prompt)
+		sl, reuse := s.pick(j.cacheKeys())
 		if sl == nil {
 			kept = append(kept, j)
 			continue
@@ -283,10 +295,14 @@ func (s *sched) admit() {
 		j.fed, j.cacheN = reuse, reuse
 		j.tAdmit = time.Now()
 		j.smp = sample.New(j.p.sample)
+		last := -1
 		for _, t := range j.prompt {
-			j.smp.Accept(t)
+			if t != model.EmbedToken {
+				j.smp.Accept(t)
+				last = t
+			}
 		}
-		j.dec = s.eng.Tok.NewDecoderAfter(j.prompt[len(j.prompt)-1])
+		j.dec = s.eng.Tok.NewDecoderAfter(last)
 		j.stop = sample.NewStopMatcher(j.p.stop...)
 		if j.p.json {
 			j.js = new(jsonObject)
@@ -358,6 +374,9 @@ func (s *sched) step() {
 			continue
 		}
 		st := model.Step{State: j.slot.state, Tokens: j.prompt[j.fed : j.fed+n]}
+		if j.in != nil {
+			st = j.in.Step(j.slot.state, j.fed, j.fed+n)
+		}
 		if j.fed+n == len(j.prompt) {
 			st.Logits = j.slot.logits
 		}
@@ -398,7 +417,11 @@ func (s *sched) step() {
 			s.finish(j, "", err)
 			continue
 		}
-		sl.cached = append(sl.cached, steps[i].Tokens...)
+		if j.fed < len(j.prompt) {
+			sl.cached = append(sl.cached, j.cacheKeys()[j.fed:j.fed+len(steps[i].Tokens)]...)
+		} else {
+			sl.cached = append(sl.cached, steps[i].Tokens...)
+		}
 		if j.fed < len(j.prompt) {
 			if j.p.promptLogprobs {
 				s.promptLogprobs(j, len(steps[i].Tokens))

@@ -31,6 +31,7 @@ import (
 	"trit/chat"
 	"trit/engine"
 	"trit/model/kvcache"
+	"trit/vision"
 )
 
 // Config controls a Server. The zero value of every field but Backend has
@@ -58,6 +59,8 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Logger receives request and lifecycle logs (default slog.Default()).
 	Logger *slog.Logger
+	// Images configures image input.
+	Images Images
 }
 
 // Backend is a loaded model with what serving it needs.
@@ -70,6 +73,8 @@ type Backend struct {
 	// KVBudget, if set, is the budget the model's caches draw from
 	// (model.Options.KVBudget); /metrics reports it.
 	KVBudget *kvcache.Budget
+	// Vision is the image tower (nil: image requests get a 400).
+	Vision *vision.Lazy
 }
 
 // Server serves the APIs. Create it with New.
@@ -116,6 +121,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.Images.defaults()
 	s := &Server{cfg: cfg, log: cfg.Logger, m: newMetrics(), created: time.Now().Unix()}
 	s.handler = s.routes()
 	if cfg.Backend != nil {
@@ -146,6 +152,11 @@ func (s *Server) Load(b *Backend) error {
 	}
 	if bb.ModelID == "" {
 		bb.ModelID = "trit"
+	}
+	if bb.Vision != nil {
+		s.m.mu.Lock()
+		s.m.towerBytes = bb.Vision.Resident
+		s.m.mu.Unlock()
 	}
 	ctx := s.cfg.Context
 	if train := bb.Engine.Model.Info().ContextLen; ctx <= 0 || (train > 0 && ctx > train) {

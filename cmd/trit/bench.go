@@ -160,8 +160,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.output, "o", "md", "output `format`: md, json or jsonl")
 	fs.BoolVar(&o.asJSON, "json", false, "same as -o json")
 	fs.BoolVar(&o.asJSONL, "jsonl", false, "same as -o jsonl")
+	vo := visionBenchOpts{sizes: intsFlag{v: []int{448, 1024}}}
+	fs.StringVar(&vo.mmproj, "mmproj", "", "time image encoding with this vision tower `file` (mmproj GGUF)")
+	fs.StringVar(&vo.shapes, "vision-shape", "", "time image encoding on synthetic towers of these `shapes` (bonsai2-9b-vision, bonsai2-27b-vision)")
+	fs.StringVar(&vo.types, "vision-type", "", "matrix `types` of the synthetic towers (comma list; default Q8_0,BF16)")
+	fs.Var(&vo.sizes, "image-size", "square image `sizes` in pixels for image encoding (default 448,1024)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if vo.mmproj != "" || vo.shapes != "" {
+		if o.model != "" || o.shapes != "" {
+			fmt.Fprintln(stderr, "trit bench: image encoding (--mmproj, --vision-shape) runs apart from -m/--shape")
+			return errUsage
+		}
+		return runVisionBench(&o, &vo, stdout, stderr)
 	}
 	bad := func(format string, a ...any) error {
 		fmt.Fprintf(stderr, "trit bench: "+format+"\n", a...)

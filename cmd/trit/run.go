@@ -10,12 +10,13 @@ import (
 
 	"trit/engine"
 	"trit/tokenizer"
+	"trit/vision"
 )
 
 func init() {
 	register(&command{
 		name:  "run",
-		usage: "[-m MODEL] [-p PROMPT | PROMPT] [-n N] [-c CTX] [-t THREADS] [--temp T] ...",
+		usage: "[-m MODEL] [-p PROMPT | PROMPT] [--mmproj P --image I ...] [-n N] [-c CTX] [-t THREADS] [--temp T] ...",
 		short: "complete a prompt, streaming the text to stdout",
 		run:   runRun,
 	})
@@ -45,8 +46,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&special, "special", true, "parse special tokens (e.g. <|im_start|>) in the prompt")
 	fs.Var(&stops, "r", "stop string (repeatable)")
 	fs.Var(&stops, "reverse-prompt", "same as -r")
+	var vf visionFlags
+	var images stringList
+	vf.register(fs)
+	fs.Var(&images, "image", "image `file` (repeatable), placed at each "+vision.Marker+" in the prompt, or before it; needs --mmproj")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if len(images) > 0 && vf.mmproj == "" {
+		return errNoVision
 	}
 	if fs.NArg() > 0 {
 		if prompt != "" {
@@ -64,14 +72,32 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ids := l.eng.Tok.Encode(prompt, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: special})
-	if len(ids) == 0 {
+	lz, err := vf.lazy(mf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	if lz != nil {
+		defer lz.Close()
+	}
+	imgs, err := vf.encodeFiles(lz, images, stderr)
+	if err != nil {
+		return err
+	}
+	seq, err := vision.BuildSequence(l.eng.Tok, prompt, imgs, tokenizer.EncodeOptions{AddBOS: true, ParseSpecial: special})
+	if err != nil {
+		return err
+	}
+	if len(seq.Tokens) == 0 {
 		return fmt.Errorf("the prompt is empty and the model adds no BOS token: give a prompt")
+	}
+	in := seq.Input
+	if len(imgs) == 0 {
+		in.Pos = nil // plain text: positions follow the state
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprint(stdout, prompt)
-	res, err := l.eng.Generate(ctx, st, ids, engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng), Stop: stops, IgnoreEOG: ignoreEOS},
+	res, err := l.eng.GenerateInput(ctx, st, in, engine.Params{MaxTokens: n, Sample: sf.params(fs, l.eng), Stop: stops, IgnoreEOG: ignoreEOS},
 		func(s string) error { _, err := io.WriteString(stdout, s); return err })
 	fmt.Fprintln(stdout)
 	if err != nil {

@@ -18,12 +18,13 @@ import (
 	"trit/chat"
 	"trit/model/kvcache"
 	"trit/server"
+	"trit/vision"
 )
 
 func init() {
 	register(&command{
 		name:  "serve",
-		usage: "[-m MODEL] [--host 127.0.0.1] [--port 8080] [--parallel N] [-c CTX] [--api-key K] ...",
+		usage: "[-m MODEL] [--mmproj P] [--host 127.0.0.1] [--port 8080] [--parallel N] [-c CTX] [--api-key K] ...",
 		short: "serve the OpenAI (chat, completions, responses), Anthropic Messages and Ollama HTTP APIs",
 		run:   runServe,
 	})
@@ -47,6 +48,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&alias, "alias", "", "model id reported by /v1/models (default: the file name)")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "on SIGTERM, how long to let requests in flight finish")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	var vf visionFlags
+	var allowURLs bool
+	vf.register(fs)
+	fs.BoolVar(&allowURLs, "allow-image-urls", false, "fetch http(s) image URLs named by requests (size and time limited); without it only data: URLs are accepted")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +74,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		Addr:     net.JoinHostPort(host, strconv.Itoa(port)),
 		Parallel: parallel, Context: mf.ctx, Queue: queue, APIKey: apiKey,
 		DrainTimeout: drain, Logger: log,
+		Images: server.Images{AllowURLs: allowURLs, MaxBytes: vf.maxImageBytes, MaxCount: vf.maxImagesPerTurn, Budget: vf.budget()},
 	})
 	if err != nil {
 		return err
@@ -88,7 +94,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		if kvBudget == 0 {
 			setDefaultBudget(mf.kvBudget, l, stderr)
 		}
-		err = loadBackend(srv, l, mf.path, alias, mf.kvBudget)
+		var lz *vision.Lazy
+		if lz, err = vf.lazy(mf.threads, stderr); err == nil {
+			if lz != nil {
+				defer lz.Close()
+			}
+			err = loadBackend(srv, l, mf.path, alias, mf.kvBudget, lz)
+		}
 	}
 	if err != nil {
 		cancel()
@@ -103,7 +115,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 }
 
 // loadBackend hands the loaded model, with its chat template, to srv.
-func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvcache.Budget) error {
+func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvcache.Budget, lz *vision.Lazy) error {
 	src, _ := l.meta.String("tokenizer.chat_template")
 	tmpl, err := chat.NewTemplate(src)
 	if err != nil {
@@ -116,7 +128,7 @@ func loadBackend(srv *server.Server, l *loaded, path, alias string, budget *kvca
 			id = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 	}
-	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id, KVBudget: budget})
+	return srv.Load(&server.Backend{Engine: l.eng, Template: tmpl, ModelID: id, KVBudget: budget, Vision: lz})
 }
 
 // setDefaultBudget sizes the KV budget to the memory available now, less

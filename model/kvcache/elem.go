@@ -181,6 +181,7 @@ type Block struct {
 	sc     [PageSize]float32
 	kbuf   []float32
 	vbuf   []float32
+	q4     []float32 // four query rows, for ScoresRows
 }
 
 // convertRows is the number of query rows from which a block converts
@@ -200,6 +201,9 @@ func (b *Block) open(c *Config, kh, vh []byte, n, rows int) {
 	if b.fast {
 		if rows >= convertRows && b.v == quant.F16 {
 			b.vh, b.v = widen(&b.vbuf, b.vh), quant.F32
+		}
+		if rows >= convertRows && b.k == quant.F16 {
+			b.kh, b.k = widen(&b.kbuf, b.kh), quant.F32
 		}
 		return
 	}
@@ -233,6 +237,7 @@ func growF(b *[]float32, n int) []float32 {
 func (b *Block) Scores(dst []float32, q *Query) {
 	n, hd := len(dst), b.hd
 	switch {
+	case n == 0:
 	case b.k == quant.Q8_0:
 		dotsQ8(dst, q, b.kh[:n*hd/32*34], hd/32)
 	case b.k == quant.Q4_0:
@@ -250,6 +255,34 @@ func (b *Block) Scores(dst []float32, q *Query) {
 			for j, k := range row {
 				dst[j] += x * k
 			}
+		}
+	}
+}
+
+// ScoresRows sets dst[r·PageSize+j] = q_r·K_j for j < ns[r], for every
+// row r of qs: Scores row by row, except that float32 keys (converted for
+// many rows) serve four rows per pass, sharing each key load. Each score
+// is formed exactly as Scores forms it.
+func (b *Block) ScoresRows(dst []float32, qs []Query, ns []int) {
+	r := 0
+	if b.fast && b.k == quant.F32 {
+		hd := b.hd
+		q4 := growF(&b.q4, 4*hd)
+		for ; r+4 <= len(qs); r += 4 {
+			m := 0
+			for i := range 4 {
+				copy(q4[i*hd:(i+1)*hd], qs[r+i].F)
+				m = max(m, ns[r+i])
+			}
+			if m == 0 {
+				continue
+			}
+			dotsT4(dst[r*PageSize:], q4, b.kh, (m+63)/64*64)
+		}
+	}
+	for ; r < len(qs); r++ {
+		if ns[r] > 0 {
+			b.Scores(dst[r*PageSize:r*PageSize+ns[r]], &qs[r])
 		}
 	}
 }
@@ -307,3 +340,11 @@ func dotsQ4Go(dst []float32, q, k []byte, blocks int) {
 }
 
 func fp16(b []byte) float32 { return half.ToFloat32(binary.LittleEndian.Uint16(b)) }
+
+func maxGo(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	return m
+}

@@ -22,6 +22,39 @@ func dotsT256F16AVX512(dst []float32, q []float32, kt []byte)
 func accF16x128AVX512(acc []float32, p []float32, v []byte)
 
 //go:noescape
+func accF32x128AVX512(acc []float32, p []float32, v []byte)
+
+//go:noescape
+func maxAVX512(x []float32) float32
+
+//go:noescape
+func dotsT4F32AVX512(dst []float32, q []float32, kt []byte, m int)
+
+// dotsT4 sets dst[r·PageSize+j] = q_r·K_j for four query rows (q holds
+// them one after another) and the first m keys (a multiple of 64) of a
+// transposed float32 region.
+func dotsT4(dst, q []float32, kt []byte, m int) {
+	hd := len(q) / 4
+	if m%64 != 0 || m > PageSize || len(dst) < 4*PageSize || len(kt) < hd*PageSize*4 {
+		panic("kvcache: dotsT4: bad lengths")
+	}
+	dotsT4F32AVX512(dst, q, kt, m)
+}
+
+// Max returns the largest of x (len(x) ≥ 1, no NaNs).
+func Max(x []float32) float32 {
+	n := len(x) &^ 15
+	if !simd || n == 0 {
+		return maxGo(x)
+	}
+	m := maxAVX512(x[:n])
+	for _, v := range x[n:] {
+		m = max(m, v)
+	}
+	return m
+}
+
+//go:noescape
 func accF16AVX512(acc []float32, p []float32, v []byte)
 
 //go:noescape
@@ -94,6 +127,10 @@ func accumulate(f *quant.Format, acc, p []float32, v []byte) {
 		}
 		accF16AVX512(acc, p, v[:2*hd*len(p)])
 	case quant.F32:
+		if hd == 128 {
+			accF32x128AVX512(acc, p, v[:4*hd*len(p)])
+			return
+		}
 		accF32AVX512(acc, p, v[:4*hd*len(p)])
 	case quant.Q8_0:
 		accQ8AVX512(acc, p, v[:hd/32*34*len(p)])

@@ -621,3 +621,170 @@ a128store:
 	VMOVUPS Z7, 448(DI)
 	VZEROUPPER
 	RET
+
+// func accF32x128AVX512(acc []float32, p []float32, v []byte)
+// accF32AVX512 for rows of 128 columns in one pass (eight accumulators).
+TEXT ·accF32x128AVX512(SB), NOSPLIT, $0-72
+	MOVQ acc_base+0(FP), DI
+	MOVQ p_base+24(FP), DX
+	MOVQ p_len+32(FP), CX
+	MOVQ v_base+48(FP), SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	TESTQ  CX, CX
+	JZ     b128store
+
+b128row:
+	VBROADCASTSS (DX), Z16
+	VFMADD231PS  (SI), Z16, Z0
+	VFMADD231PS  64(SI), Z16, Z1
+	VFMADD231PS  128(SI), Z16, Z2
+	VFMADD231PS  192(SI), Z16, Z3
+	VFMADD231PS  256(SI), Z16, Z4
+	VFMADD231PS  320(SI), Z16, Z5
+	VFMADD231PS  384(SI), Z16, Z6
+	VFMADD231PS  448(SI), Z16, Z7
+	ADDQ         $512, SI
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          b128row
+
+b128store:
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z7, 448(DI)
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x []float32) float32
+// The largest of x, len(x) a positive multiple of 16 (no NaNs).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-28
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VMOVUPS (SI), Z0
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+
+mloop:
+	TESTQ   CX, CX
+	JZ      mdone
+	VMAXPS  (SI), Z0, Z0
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JMP     mloop
+
+mdone:
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4E, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xB1, X0, X1
+	VMAXSS        X1, X0, X0
+	VMOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotsT4F32AVX512(dst []float32, q []float32, kt []byte, m int)
+// The scores of four query rows (q: 4 rows of hd = len(q)/4) against the
+// first m keys (a multiple of 64) of a transposed float32 page region:
+// dst[r·256 + j]. Per pass, 64 keys × 4 rows in sixteen accumulators, so
+// each key vector loaded serves four rows; every (row, key) sum takes the
+// dimensions in order, one fused multiply-add each, exactly as
+// dotsTF32AVX512 forms it.
+TEXT ·dotsT4F32AVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), DI
+	MOVQ q_base+24(FP), R8
+	MOVQ q_len+32(FP), R9
+	SHRQ $2, R9             // hd
+	MOVQ kt_base+48(FP), R10
+	MOVQ m+72(FP), CX
+	SHRQ $6, CX             // groups of 64 keys
+	MOVQ R9, R11
+	SHLQ $2, R11            // bytes of a q row
+
+t4grp:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   R10, SI
+	MOVQ   R8, DX
+	MOVQ   R9, BX
+
+t4dim:
+	VMOVUPS      (SI), Z16
+	VMOVUPS      64(SI), Z17
+	VMOVUPS      128(SI), Z18
+	VMOVUPS      192(SI), Z19
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (DX)(R11*1), Z21
+	VFMADD231PS  Z16, Z21, Z4
+	VFMADD231PS  Z17, Z21, Z5
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VBROADCASTSS (DX)(R11*2), Z22
+	VFMADD231PS  Z16, Z22, Z8
+	VFMADD231PS  Z17, Z22, Z9
+	VFMADD231PS  Z18, Z22, Z10
+	VFMADD231PS  Z19, Z22, Z11
+	LEAQ         (DX)(R11*2), AX
+	VBROADCASTSS (AX)(R11*1), Z23
+	VFMADD231PS  Z16, Z23, Z12
+	VFMADD231PS  Z17, Z23, Z13
+	VFMADD231PS  Z18, Z23, Z14
+	VFMADD231PS  Z19, Z23, Z15
+	ADDQ         $1024, SI  // the next dimension: 256 keys × 4 bytes
+	ADDQ         $4, DX
+	DECQ         BX
+	JNZ          t4dim
+	VMOVUPS      Z0, (DI)
+	VMOVUPS      Z1, 64(DI)
+	VMOVUPS      Z2, 128(DI)
+	VMOVUPS      Z3, 192(DI)
+	VMOVUPS      Z4, 1024(DI)
+	VMOVUPS      Z5, 1088(DI)
+	VMOVUPS      Z6, 1152(DI)
+	VMOVUPS      Z7, 1216(DI)
+	VMOVUPS      Z8, 2048(DI)
+	VMOVUPS      Z9, 2112(DI)
+	VMOVUPS      Z10, 2176(DI)
+	VMOVUPS      Z11, 2240(DI)
+	VMOVUPS      Z12, 3072(DI)
+	VMOVUPS      Z13, 3136(DI)
+	VMOVUPS      Z14, 3200(DI)
+	VMOVUPS      Z15, 3264(DI)
+	ADDQ         $256, DI
+	ADDQ         $256, R10
+	DECQ         CX
+	JNZ          t4grp
+	VZEROUPPER
+	RET

@@ -17,3 +17,8 @@ func dotsT(f *quant.Format, dst, q []float32, kt []byte)     { panic("kvcache: n
 func accumulate(f *quant.Format, acc, p []float32, v []byte) { panic("kvcache: no SIMD kernels") }
 
 func setSIMD(bool) {}
+
+// Max returns the largest of x (len(x) ≥ 1, no NaNs).
+func Max(x []float32) float32 { return maxGo(x) }
+
+func dotsT4(dst, q []float32, kt []byte, m int) { panic("kvcache: no SIMD kernels") }

@@ -47,12 +47,9 @@ func (m *Model) Forward(steps []model.Step) error {
 	if err != nil {
 		return err
 	}
-	i := 0
-	for _, step := range steps {
-		for _, t := range step.Tokens {
-			m.embd.Row(t, s.x[i*H:(i+1)*H])
-			i++
-		}
+	model.PlaceRope(steps, seqs, func(st model.State) *model.RopeCursor { return &st.(*state).rope })
+	if err := model.Embed(steps, H, s.x, func(t int, dst []float32) { m.embd.Row(t, dst) }); err != nil {
+		return err
 	}
 	tabs := m.qk[0].RopeTables(m.pool, seqs, &s.rope)
 	for li := range m.layers {

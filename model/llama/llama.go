@@ -98,6 +98,10 @@ func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool
 	if m.rope, err = ops.NewRope(rc); err != nil {
 		return nil, fmt.Errorf("llama: %w", err)
 	}
+	sections, err := model.RopeSections(w)
+	if err != nil {
+		return nil, err
+	}
 
 	embdT := w.Tensor("token_embd.weight")
 	if embdT == nil || len(embdT.Dims) != 2 || embdT.Dims[0] != int64(m.hidden) {
@@ -160,7 +164,7 @@ func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool
 	m.kvConfig = opts.KVConfig(nLayers, &m.attn)
 	m.qk = make([]model.QK, nLayers)
 	for i, l := range m.layers {
-		m.qk[i] = model.QK{Attn: &m.attn, QNorm: l.qNorm, KNorm: l.kNorm, Eps: m.eps, Rope: m.rope}
+		m.qk[i] = model.QK{Attn: &m.attn, QNorm: l.qNorm, KNorm: l.kNorm, Eps: m.eps, Rope: m.rope, Sections: sections}
 	}
 	m.info = model.Info{
 		Arch:       arch,
@@ -186,14 +190,15 @@ func (m *Model) Close() error {
 }
 
 type state struct {
-	kv *kvcache.Cache
+	kv   *kvcache.Cache
+	rope model.RopeCursor
 }
 
 func (s *state) Pos() int              { return s.kv.Len() }
 func (s *state) Cap() int              { return s.kv.Limit() }
-func (s *state) Reset()                { s.kv.Truncate(0) }
+func (s *state) Reset()                { s.kv.Truncate(0); s.rope.Reset() }
 func (s *state) Grow(n int) error      { return s.kv.Reserve(s.kv.Len() + n) }
-func (s *state) Clone() model.State    { return &state{kv: s.kv.Fork()} }
+func (s *state) Clone() model.State    { return &state{kv: s.kv.Fork(), rope: s.rope} }
 func (s *state) cache() *kvcache.Cache { return s.kv }
 func (s *state) Bytes() map[string]int64 {
 	return map[string]int64{"kv": s.kv.Bytes()}
@@ -203,6 +208,12 @@ func (s *state) FillSynthetic(n int, seed uint64) error { return s.kv.FillSynthe
 
 func (s *state) Truncate(n int) bool {
 	if n < 0 || n > s.kv.Len() {
+		return false
+	}
+	if n == 0 {
+		s.rope.Reset()
+	} else if n < s.kv.Len() && s.rope.Shifted() {
+		// The positions of the kept elements are not recorded.
 		return false
 	}
 	s.kv.Truncate(n)

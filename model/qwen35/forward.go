@@ -58,6 +58,7 @@ func (m *Model) Forward(steps []model.Step) error {
 		return err
 	}
 	s.seqsNow = seqs
+	model.PlaceRope(steps, seqs, func(st model.State) *model.RopeCursor { return &st.(*state).rope })
 	for li := range m.layers {
 		if a := m.layers[li].at; a != nil {
 			// The RoPE tables depend only on the positions: once per call.
@@ -65,12 +66,8 @@ func (m *Model) Forward(steps []model.Step) error {
 			break
 		}
 	}
-	i := 0
-	for _, step := range steps {
-		for _, t := range step.Tokens {
-			m.embd.Row(t, s.x[i*H:(i+1)*H])
-			i++
-		}
+	if err := model.Embed(steps, H, s.x, func(t int, dst []float32) { m.embd.Row(t, dst) }); err != nil {
+		return err
 	}
 	if m.embdInv {
 		if err := m.rot.Inverse(s.x, H); err != nil {

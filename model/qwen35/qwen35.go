@@ -83,6 +83,7 @@ type Model struct {
 	attn        model.Attention
 	kvConfig    kvcache.Config
 	rope        *ops.Rope
+	sections    [4]int // M-RoPE sections (t, h, w, e pairs); zero for plain RoPE
 
 	// Gated DeltaNet shape.
 	hk, hv, dk, dv, convK int
@@ -172,8 +173,11 @@ func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool
 	m.attn = model.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: headDim, Scale: model.DefaultScale(headDim)}
 	m.eps = float32(w.Float("attention.layer_norm_rms_epsilon", 1e-6))
 
-	// Text-only mRoPE reduces exactly to plain positions: every section
-	// reads the same token index.
+	// Text-only M-RoPE reduces to plain positions when the sections cover
+	// every rotary pair; image rows need the sections.
+	if m.sections, err = model.RopeSections(w); err != nil {
+		return nil, err
+	}
 	rc := ops.RopeConfig{
 		HeadDim: headDim,
 		Dims:    w.Uint("rope.dimension_count", headDim),
@@ -252,7 +256,7 @@ func build(src model.Source, opts model.Options, arch string, pool *kernels.Pool
 	m.kvConfig = opts.KVConfig(m.nKV, &m.attn)
 	for i := range m.layers {
 		if a := m.layers[i].at; a != nil {
-			a.qk = model.QK{Attn: &m.attn, QNorm: a.qNorm, KNorm: a.kNorm, Eps: m.eps, Rope: m.rope}
+			a.qk = model.QK{Attn: &m.attn, QNorm: a.qNorm, KNorm: a.kNorm, Eps: m.eps, Rope: m.rope, Sections: m.sections}
 		}
 	}
 	if decl != nil {

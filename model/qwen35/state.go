@@ -12,7 +12,8 @@ import (
 // follows the context, and per Gated DeltaNet layer a convolution window
 // and a delta-rule state of fixed size.
 type state struct {
-	kv *kvcache.Cache
+	kv   *kvcache.Cache
+	rope model.RopeCursor
 	// conv[i] holds the last convK−1 pre-convolution rows of layer i's
 	// q|k|v channels, oldest first; ssm[i] holds hv matrices of dv rows ×
 	// dk columns (row m is the state read by value index m).
@@ -29,6 +30,7 @@ func (s *state) Grow(n int) error { return s.kv.Reserve(s.kv.Len() + n) }
 // they are zeroed.
 func (s *state) Reset() {
 	s.kv.Truncate(0)
+	s.rope.Reset()
 	for _, c := range s.conv {
 		clear(c)
 	}
