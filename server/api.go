@@ -108,6 +108,19 @@ type reqToolCall struct {
 	} `json:"function"`
 }
 
+// jsonText decodes b, trimmed, if it is a JSON string or null (as "");
+// ok is false for other values.
+func jsonText(b []byte) (s string, ok bool, err error) {
+	switch {
+	case string(b) == "null":
+		return "", true, nil
+	case len(b) > 0 && b[0] == '"':
+		err = json.Unmarshal(b, &s)
+		return s, true, err
+	}
+	return "", false, nil
+}
+
 // content is message content: a string, null, or an array of text and
 // image parts. Each image part stands in text as a vision.Marker, and its
 // URL is kept in images, in order.
@@ -118,55 +131,48 @@ type content struct {
 
 func (c *content) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
-	switch {
-	case string(b) == "null":
-		*c = content{}
-		return nil
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
+	if s, ok, err := jsonText(b); ok {
 		*c = content{text: s}
-		return nil
-	case len(b) > 0 && b[0] == '[':
-		var parts []struct {
-			Type     string  `json:"type"`
-			Text     *string `json:"text"`
-			ImageURL *struct {
-				URL string `json:"url"`
-			} `json:"image_url"`
-		}
-		if err := json.Unmarshal(b, &parts); err != nil {
-			return fieldErr("content", "content parts must be objects with a type and text or image_url")
-		}
-		if len(parts) > maxContentPart {
-			return fieldErr("content", "more than %d content parts", maxContentPart)
-		}
-		texts := make([]string, 0, len(parts))
-		var images []string
-		for _, p := range parts {
-			switch p.Type {
-			case "text", "input_text":
-				if p.Text == nil {
-					return fieldErr("content", "text content part without text")
-				}
-				// A marker typed by the user is text, not an image.
-				texts = append(texts, strings.ReplaceAll(*p.Text, vision.Marker, ""))
-			case "image_url":
-				if p.ImageURL == nil || p.ImageURL.URL == "" {
-					return fieldErr("content", "image_url content part without image_url.url")
-				}
-				texts = append(texts, vision.Marker)
-				images = append(images, p.ImageURL.URL)
-			default:
-				return fieldErr("content", "content part type %q is not supported (text and image_url)", p.Type)
-			}
-		}
-		*c = content{text: strings.Join(texts, "\n"), images: images}
-		return nil
+		return err
 	}
-	return fieldErr("content", "content must be a string or an array of content parts")
+	if len(b) == 0 || b[0] != '[' {
+		return fieldErr("content", "content must be a string or an array of content parts")
+	}
+	var parts []struct {
+		Type     string  `json:"type"`
+		Text     *string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(b, &parts); err != nil {
+		return fieldErr("content", "content parts must be objects with a type and text or image_url")
+	}
+	if len(parts) > maxContentPart {
+		return fieldErr("content", "more than %d content parts", maxContentPart)
+	}
+	texts := make([]string, 0, len(parts))
+	var images []string
+	for _, p := range parts {
+		switch p.Type {
+		case "text", "input_text", "output_text": // output_text: Responses history
+			if p.Text == nil {
+				return fieldErr("content", "text content part without text")
+			}
+			// A marker typed by the user is text, not an image.
+			texts = append(texts, strings.ReplaceAll(*p.Text, vision.Marker, ""))
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return fieldErr("content", "image_url content part without image_url.url")
+			}
+			texts = append(texts, vision.Marker)
+			images = append(images, p.ImageURL.URL)
+		default:
+			return fieldErr("content", "content part type %q is not supported (text and image_url)", p.Type)
+		}
+	}
+	*c = content{text: strings.Join(texts, "\n"), images: images}
+	return nil
 }
 
 // stopList is "stop": a string, an array of strings, or null.

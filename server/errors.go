@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Sentinel errors of the scheduler; handlers map them to HTTP statuses.
@@ -65,12 +66,81 @@ func badRequest(param, format string, args ...any) *APIError {
 	return &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Param: param, Message: fmt.Sprintf(format, args...)}
 }
 
-// writeError sends err as an OpenAI error object. Errors that are not
-// *APIError become 500 server_error.
-func writeError(w http.ResponseWriter, err error) {
+// errorStyle is the error envelope of an API: each client library parses
+// only its own.
+type errorStyle uint8
+
+const (
+	styleOpenAI    errorStyle = iota // {"error":{"message","type","param","code"}}
+	styleAnthropic                   // {"type":"error","error":{"type","message"}}
+	styleOllama                      // {"error":"message"}
+)
+
+// styleOf is the error style of the endpoint at path, so that errors
+// raised before a handler runs (authentication, routing, loading) come in
+// the shape its clients parse.
+func styleOf(path string) errorStyle {
+	switch {
+	case path == "/v1/messages" || strings.HasPrefix(path, "/v1/messages/"):
+		return styleAnthropic
+	case strings.HasPrefix(path, "/api/"):
+		return styleOllama
+	}
+	return styleOpenAI
+}
+
+// anthropicType maps an error type to Anthropic's names.
+func (e *APIError) anthropicType() string {
+	switch {
+	case e.Status == http.StatusNotFound:
+		return "not_found_error"
+	case e.Status == http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case e.Status == http.StatusServiceUnavailable:
+		return "overloaded_error"
+	case e.Status == http.StatusUnauthorized:
+		return "authentication_error"
+	case e.Status >= 500:
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// styled returns the body of e in style.
+func (e *APIError) styled(style errorStyle) any {
+	switch style {
+	case styleAnthropic:
+		type body struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}
+		return struct {
+			Type  string `json:"type"`
+			Error body   `json:"error"`
+		}{"error", body{e.anthropicType(), e.Message}}
+	case styleOllama:
+		return map[string]string{"error": e.Message}
+	}
+	return e
+}
+
+// asAPIError returns err as an *APIError; others become 500 server_error.
+func asAPIError(err error) *APIError {
 	var ae *APIError
 	if !errors.As(err, &ae) {
 		ae = &APIError{Status: http.StatusInternalServerError, Type: "server_error", Message: err.Error()}
+	}
+	return ae
+}
+
+// writeError sends err as an error object in the style of the endpoint
+// (set by the middleware; OpenAI's otherwise). Errors that are not
+// *APIError become 500 server_error.
+func writeError(w http.ResponseWriter, err error) {
+	ae := asAPIError(err)
+	style := styleOpenAI
+	if sw, ok := w.(*statusWriter); ok {
+		style = sw.style
 	}
 	if ae.Status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(1))
@@ -78,7 +148,7 @@ func writeError(w http.ResponseWriter, err error) {
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="trit"`)
 	}
-	writeJSON(w, ae.Status, ae)
+	writeJSON(w, ae.Status, ae.styled(style))
 }
 
 // writeJSON sends v with status.

@@ -9,11 +9,9 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
-	"strings"
 	"time"
 
 	"trit/chat"
-	"trit/grammar"
 	"trit/tokenizer"
 )
 
@@ -178,9 +176,26 @@ func (e *sseWriter) data(v any) error {
 	return e.raw(b)
 }
 
-func (e *sseWriter) raw(b []byte) error {
+func (e *sseWriter) raw(b []byte) error { return e.write("", b) }
+
+// event writes v as an event named name, as the Anthropic and Responses
+// streams type their events.
+func (e *sseWriter) event(name string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return e.write(name, b)
+}
+
+func (e *sseWriter) write(name string, b []byte) error {
 	var buf bytes.Buffer
-	buf.Grow(len(b) + 8)
+	buf.Grow(len(name) + len(b) + 16)
+	if name != "" {
+		buf.WriteString("event: ")
+		buf.WriteString(name)
+		buf.WriteByte('\n')
+	}
 	buf.WriteString("data: ")
 	buf.Write(b)
 	buf.WriteString("\n\n")
@@ -222,100 +237,43 @@ func parseKwargs(kw map[string]json.RawMessage) (thinking *bool, extra map[strin
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, b *loadedBackend) {
 	var req chatRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &req); err != nil {
-		writeError(w, err)
+	g := s.begin(w, r, b, &req)
+	if g == nil {
 		return
 	}
-	msgs, err := toChat(req.Messages)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	thinking, extra, err := parseKwargs(req.ChatTemplateKwargs)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	tools := req.Tools
-	if len(tools) > maxTools {
-		writeError(w, badRequest("tools", "more than %d tools", maxTools))
-		return
-	}
-	if tc := bytes.TrimSpace(req.ToolChoice); string(tc) == `"none"` {
-		tools = nil
-	}
-	con, err := chatConstraint(&req, tools)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if con != nil && con.trigger == "" && thinking == nil {
-		// The whole answer is constrained: no reasoning unless asked for.
-		off := false
-		thinking = &off
-	}
-	opts := chat.Options{AddGenerationPrompt: true, EnableThinking: thinking, Extra: extra}
-	for _, t := range tools {
-		opts.Tools = append(opts.Tools, chat.Tool(t))
-	}
-	if eos := b.Engine.Tok.EOS(); eos >= 0 {
-		opts.EOSToken = b.Engine.Tok.Token(eos)
-	}
-	prompt, err := b.Template.Render(msgs, opts)
-	if err != nil {
-		writeError(w, badRequest("messages", "rendering the chat template: %v", err))
-		return
-	}
-	ids, in, keys, err := s.promptInput(r.Context(), b, prompt, imageURLs(req.Messages), "messages")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := checkPrompt(ids, b.ctx, "messages"); err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := req.params(b.ctx, max(1, b.ctx-len(ids)), b.Engine.Defaults(), randomSeed)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	// A prompt ending in <think> has the model start inside its reasoning.
-	startThinking := strings.HasSuffix(strings.TrimRight(prompt, " \n"), "<think>")
-	if con != nil {
-		// The constraint starts after the reasoning, so the constrained
-		// answer is the content.
-		p.grammar, p.gopts = con.g, grammar.Options{Trigger: con.trigger}
-		switch {
-		case startThinking:
-			p.gopts.Reasoning = grammar.InReasoning
-		case thinking == nil || *thinking:
-			p.gopts.Reasoning = grammar.MaybeReasoning
-		}
-	}
-	if err := req.logprobParams(&p); err != nil {
-		writeError(w, err)
-		return
-	}
-	j := newJob(r.Context(), ids, p)
-	j.in, j.keys = in, keys
-	if err := s.submit(b, j); err != nil {
-		writeError(w, err)
-		return
-	}
-	out := &chatOutput{rp: chat.ReasoningParser{StartInReasoning: startThinking}}
-	if len(tools) > 0 {
-		out.tp = &chat.ToolCallParser{}
-	}
-	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: len(ids)}
-	if p.logprobs {
+	c := chatCall{id: newID("chatcmpl-"), created: time.Now().Unix(), model: b.ModelID, promptN: g.promptN}
+	if g.logprobs {
 		c.tok = b.Engine.Tok
 	}
 	if req.Stream {
-		c.stream(w, r, j, out, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		c.stream(w, r, g, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 	} else {
-		c.complete(w, r, j, out)
+		c.complete(w, r, g)
 	}
+}
+
+// request translates a chat completion request.
+func (c *chatRequest) request() (*genRequest, error) {
+	msgs, err := toChat(c.Messages)
+	if err != nil {
+		return nil, err
+	}
+	thinking, extra, err := parseKwargs(c.ChatTemplateKwargs)
+	if err != nil {
+		return nil, err
+	}
+	req := &genRequest{messages: msgs, images: imageURLs(c.Messages), thinking: thinking, extra: extra,
+		sampling: c.samplingFields, adjust: c.logprobParams, promptParam: "messages"}
+	if len(c.Tools) > maxTools {
+		return nil, badRequest("tools", "more than %d tools", maxTools)
+	}
+	if tc := bytes.TrimSpace(c.ToolChoice); string(tc) != `"none"` {
+		req.tools = c.Tools
+	}
+	if req.con, err = chatConstraint(c, req.tools); err != nil {
+		return nil, err
+	}
+	return req, nil
 }
 
 // chatOutput splits generated text into reasoning, content and tool calls.
@@ -325,29 +283,29 @@ type chatOutput struct {
 	calls int
 }
 
-// write parses a piece of text (flush: the end) into deltas.
-func (o *chatOutput) write(text string, flush bool) (reasoning, content string, calls []toolCall) {
+// write parses a piece of text (flush: the end) into a delta.
+func (o *chatOutput) write(text string, flush bool) delta {
+	var d delta
+	d.reasoning, d.content = o.rp.Write(text)
 	if flush {
-		reasoning, content = o.rp.Write(text)
 		r2, c2 := o.rp.Flush()
-		reasoning, content = reasoning+r2, content+c2
-	} else {
-		reasoning, content = o.rp.Write(text)
+		d.reasoning, d.content = d.reasoning+r2, d.content+c2
 	}
 	if o.tp == nil {
-		return reasoning, content, nil
+		return d
 	}
-	c, cc := o.tp.Write(content)
+	c, cc := o.tp.Write(d.content)
 	if flush {
 		c2, cc2 := o.tp.Flush()
 		c, cc = c+c2, append(cc, cc2...)
 	}
+	d.content = c
 	for _, tc := range cc {
-		calls = append(calls, toolCall{Index: o.calls, ID: newID("call_"), Type: "function",
+		d.calls = append(d.calls, toolCall{Index: o.calls, ID: newID("call_"), Type: "function",
 			Function: toolFunction{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 		o.calls++
 	}
-	return reasoning, c, calls
+	return d
 }
 
 // Response shapes of the chat API.
@@ -424,14 +382,6 @@ type chatCall struct {
 	tok     *tokenizer.Tokenizer // set when the request asks for logprobs
 }
 
-// logprobs takes the job's new logprobs entries when the request asks.
-func (c *chatCall) logprobs(j *job) []tokenLogprob {
-	if c.tok == nil {
-		return nil
-	}
-	return j.takeLogprobs()
-}
-
 func finishReason(res result, calls int) string {
 	if res.finish == "stop" && calls > 0 {
 		return "tool_calls"
@@ -439,37 +389,19 @@ func finishReason(res result, calls int) string {
 	return res.finish
 }
 
-func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, j *job, out *chatOutput) {
-	var reasoning, content strings.Builder
-	var calls []toolCall
-	var lps []tokenLogprob
-	for {
-		if !wait(r, j) {
-			return
-		}
-		text, done, res := j.take()
-		lps = append(lps, c.logprobs(j)...)
-		rs, cs, tc := out.write(text, done)
-		reasoning.WriteString(rs)
-		content.WriteString(cs)
-		calls = append(calls, tc...)
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			writeError(w, jobError(res.err))
-			return
-		}
-		msg := chatMessage{Role: "assistant", ReasoningContent: reasoning.String(), ToolCalls: calls}
-		if s := content.String(); s != "" || len(calls) == 0 {
-			msg.Content = &s
-		}
-		writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-			SystemFingerprint: fingerprint,
-			Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(calls)), Logprobs: toChatLogprobs(c.tok, lps)}},
-			Usage:             res.usage(c.promptN), Timings: res.timings()})
+func (c *chatCall) complete(w http.ResponseWriter, r *http.Request, g *generation) {
+	d, res, ok := g.answer(w, r)
+	if !ok {
 		return
 	}
+	msg := chatMessage{Role: "assistant", ReasoningContent: d.reasoning, ToolCalls: d.calls}
+	if d.content != "" || len(d.calls) == 0 {
+		msg.Content = &d.content
+	}
+	writeJSON(w, http.StatusOK, chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
+		SystemFingerprint: fingerprint,
+		Choices:           []chatChoice{{Message: msg, FinishReason: finishReason(res, len(d.calls)), Logprobs: toChatLogprobs(c.tok, d.logprobs)}},
+		Usage:             res.usage(c.promptN), Timings: res.timings()})
 }
 
 func (c *chatCall) chunk(d chatDelta, finish *string) chatChunk {
@@ -477,71 +409,69 @@ func (c *chatCall) chunk(d chatDelta, finish *string) chatChunk {
 		Choices: []chunkChoice{{Delta: d, FinishReason: finish}}}
 }
 
-func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, j *job, out *chatOutput, includeUsage bool) {
+func (c *chatCall) stream(w http.ResponseWriter, r *http.Request, g *generation, includeUsage bool) {
 	sse := newSSE(w)
 	empty := ""
 	if sse.data(c.chunk(chatDelta{Role: "assistant", Content: &empty}, nil)) != nil {
 		return
 	}
-	// Entries go out with the next chunk that carries text (the text of
-	// their tokens can be held back, e.g. for a possible stop string), and
+	calls := 0
+	// Logprobs entries go out with the next chunk that carries text, and
 	// the rest with the last chunk.
 	var lps []tokenLogprob
-	for {
-		if !wait(r, j) {
-			return
-		}
-		text, done, res := j.take()
-		lps = append(lps, c.logprobs(j)...)
-		reasoning, content, calls := out.write(text, done)
-		if reasoning != "" || content != "" {
-			d := chatDelta{ReasoningContent: reasoning}
-			if content != "" {
-				d.Content = &content
+	res, ok := g.each(r, func(d delta) error {
+		lps = append(lps, d.logprobs...)
+		if d.reasoning != "" || d.content != "" {
+			cd := chatDelta{ReasoningContent: d.reasoning}
+			if d.content != "" {
+				cd.Content = &d.content
 			}
-			ch := c.chunk(d, nil)
+			ch := c.chunk(cd, nil)
 			ch.Choices[0].Logprobs, lps = toChatLogprobs(c.tok, lps), nil
-			if sse.data(ch) != nil {
-				return
+			if err := sse.data(ch); err != nil {
+				return err
 			}
 		}
-		for _, tc := range calls {
+		for _, tc := range d.calls {
 			// Name and id once, then the arguments as a fragment, as
 			// OpenAI streams them.
 			head := tc
 			head.Function.Arguments = ""
 			args := toolCall{Index: tc.Index, Function: toolFunction{Arguments: tc.Function.Arguments}}
-			if sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{head}}, nil)) != nil ||
-				sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{args}}, nil)) != nil {
-				return
+			if err := sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{head}}, nil)); err != nil {
+				return err
 			}
-		}
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			sse.fail(res.err)
-			return
-		}
-		fr := finishReason(res, out.calls)
-		last := c.chunk(chatDelta{}, &fr)
-		last.Choices[0].Logprobs = toChatLogprobs(c.tok, lps)
-		last.Timings = res.timings()
-		if sse.data(last) != nil {
-			return
-		}
-		if includeUsage {
-			u := c.chunk(chatDelta{}, nil)
-			u.Choices = []chunkChoice{}
-			u.Usage = res.usage(c.promptN)
-			u.Timings = res.timings()
-			if sse.data(u) != nil {
-				return
+			if err := sse.data(c.chunk(chatDelta{ToolCalls: []toolCall{args}}, nil)); err != nil {
+				return err
 			}
+			calls++
 		}
-		sse.done()
+		return nil
+	})
+	if !ok {
 		return
 	}
+	if res.err != nil {
+		sse.fail(res.err)
+		return
+	}
+	fr := finishReason(res, calls)
+	last := c.chunk(chatDelta{}, &fr)
+	last.Choices[0].Logprobs = toChatLogprobs(c.tok, lps)
+	last.Timings = res.timings()
+	if sse.data(last) != nil {
+		return
+	}
+	if includeUsage {
+		u := c.chunk(chatDelta{}, nil)
+		u.Choices = []chunkChoice{}
+		u.Usage = res.usage(c.promptN)
+		u.Timings = res.timings()
+		if sse.data(u) != nil {
+			return
+		}
+	}
+	sse.done()
 }
 
 // promptIDs reads the legacy "prompt": a string, one-string array, token
@@ -614,29 +544,14 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 		writeError(w, err)
 		return
 	}
-	if err := checkPrompt(ids, b.ctx, "prompt"); err != nil {
-		writeError(w, err)
-		return
-	}
-	p, err := req.params(b.ctx, defaultCompletionTokens, b.Engine.Defaults(), randomSeed)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
 	con, err := req.grammarFields.constraint()
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	if con != nil {
-		p.grammar = con.g
-	}
-	if err := req.logprobParams(&p); err != nil {
-		writeError(w, err)
-		return
-	}
-	j := newJob(r.Context(), ids, p)
-	if err := s.submit(b, j); err != nil {
+	g, err := s.start(r, b, &genRequest{raw: true, prompt: ids, sampling: req.samplingFields, con: con,
+		adjust: req.logprobParams, defaultMax: defaultCompletionTokens, promptParam: "prompt"})
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -651,75 +566,64 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request, b *loadedBa
 	// byte offset of the next entry's token text.
 	var lp *completionLogprobs
 	offset := 0
-	takeLogprobs := func() *completionLogprobs {
-		if !p.logprobs {
+	addLogprobs := func(es []tokenLogprob) *completionLogprobs {
+		if !g.logprobs {
 			return nil
 		}
 		if lp == nil || req.Stream {
 			lp = &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []map[string]float64{}, TextOffset: []int{}}
 		}
-		offset = lp.append(b.Engine.Tok, j.takeLogprobs(), offset)
+		offset = lp.append(b.Engine.Tok, es, offset)
 		return lp
 	}
 	if !req.Stream {
-		var text strings.Builder
-		text.WriteString(echo)
-		for {
-			if !wait(r, j) {
-				return
-			}
-			t, done, res := j.take()
-			text.WriteString(t)
-			takeLogprobs()
-			if !done {
-				continue
-			}
-			if res.err != nil {
-				writeError(w, jobError(res.err))
-				return
-			}
-			resp.Choices = []completionChoice{{Text: text.String(), FinishReason: &res.finish, Logprobs: lp}}
-			resp.Usage, resp.Timings = res.usage(len(ids)), res.timings()
-			writeJSON(w, http.StatusOK, resp)
+		d, res, ok := g.answer(w, r)
+		if !ok {
 			return
 		}
+		resp.Choices = []completionChoice{{Text: echo + d.content, FinishReason: &res.finish, Logprobs: addLogprobs(d.logprobs)}}
+		resp.Usage, resp.Timings = res.usage(g.promptN), res.timings()
+		writeJSON(w, http.StatusOK, resp)
+		return
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	sse := newSSE(w)
-	for {
-		if !wait(r, j) {
-			return
+	res, ok := g.each(r, func(d delta) error {
+		t := echo + d.content
+		echo = ""
+		l := addLogprobs(d.logprobs)
+		if t == "" && (l == nil || len(l.Tokens) == 0) {
+			return nil
 		}
-		t, done, res := j.take()
-		t, echo = echo+t, ""
-		if l := takeLogprobs(); t != "" || (l != nil && len(l.Tokens) > 0) {
-			resp.Choices = []completionChoice{{Text: t, Logprobs: l}}
-			if sse.data(resp) != nil {
-				return
-			}
-		}
-		if !done {
-			continue
-		}
-		if res.err != nil {
-			sse.fail(res.err)
-			return
-		}
-		resp.Choices = []completionChoice{{FinishReason: &res.finish}}
-		resp.Timings = res.timings()
+		resp.Choices = []completionChoice{{Text: t, Logprobs: l}}
+		return sse.data(resp)
+	})
+	if !ok {
+		return
+	}
+	if res.err != nil {
+		sse.fail(res.err)
+		return
+	}
+	if echo != "" { // nothing was generated
+		resp.Choices = []completionChoice{{Text: echo}}
 		if sse.data(resp) != nil {
 			return
 		}
-		if includeUsage {
-			resp.Choices = []completionChoice{}
-			resp.Usage = res.usage(len(ids))
-			if sse.data(resp) != nil {
-				return
-			}
-		}
-		sse.done()
+	}
+	resp.Choices = []completionChoice{{FinishReason: &res.finish}}
+	resp.Timings = res.timings()
+	if sse.data(resp) != nil {
 		return
 	}
+	if includeUsage {
+		resp.Choices = []completionChoice{}
+		resp.Usage = res.usage(g.promptN)
+		if sse.data(resp) != nil {
+			return
+		}
+	}
+	sse.done()
 }
 
 type tokenizeRequest struct {

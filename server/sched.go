@@ -55,6 +55,7 @@ type job struct {
 // result is how a job ended, with llama-server style timings.
 type result struct {
 	finish      string // "stop", "length", "cancelled"
+	stopWord    string // the stop string that ended it, if one did
 	err         error
 	promptN     int // prompt tokens computed
 	cacheN      int // prompt tokens reused from the cache
@@ -546,6 +547,9 @@ func (s *sched) flush(j *job) {
 func (s *sched) finish(j *job, reason string, err error) {
 	now := time.Now()
 	r := result{finish: reason, err: err, cacheN: j.cacheN, predictedN: len(j.tokens)}
+	if j.stop != nil {
+		r.stopWord = j.stop.Matched()
+	}
 	if j.slot != nil {
 		r.promptN = j.fed - j.cacheN
 		if !j.tPrefill.IsZero() {

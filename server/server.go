@@ -1,7 +1,10 @@
-// Package server is trit's OpenAI-compatible HTTP server: chat and legacy
-// completions (streamed as server-sent events or not), models, health,
-// Prometheus metrics and tokenization, for clients such as the official
-// OpenAI SDKs, Open WebUI and benchmark tools.
+// Package server is trit's HTTP server: OpenAI's chat and legacy
+// completions and (stateless) Responses, Anthropic's Messages and Ollama's
+// chat, generate and model endpoints, streamed or not, plus models,
+// health, Prometheus metrics and tokenization, for clients such as the
+// official SDKs, coding agents, Open WebUI and benchmark tools. Every API
+// translates its request into one request model (genRequest) and frames
+// the same split output (reasoning, content, tool calls) its own way.
 //
 // Generation runs in slots, one model state each. A single scheduler
 // goroutine owns the model and batches the work of every busy slot into
@@ -46,8 +49,8 @@ type Config struct {
 	Context int
 	// Queue is how many requests may wait for a slot (default 64).
 	Queue int
-	// APIKey, when set, is required as "Authorization: Bearer <key>" on
-	// every endpoint but /health.
+	// APIKey, when set, is required as "Authorization: Bearer <key>" (or
+	// "X-Api-Key: <key>") on every endpoint but /health.
 	APIKey string
 	// MaxBodyBytes bounds request bodies (default 8 MiB).
 	MaxBodyBytes int64
@@ -74,7 +77,7 @@ type Backend struct {
 	Vision *vision.Lazy
 }
 
-// Server serves the OpenAI-compatible API. Create it with New.
+// Server serves the APIs. Create it with New.
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
@@ -296,17 +299,31 @@ func (s *Server) routes() http.Handler {
 		mux.HandleFunc("GET "+p+"/{id...}", gen(s.getModel))
 	}
 	post := map[string]func(http.ResponseWriter, *http.Request, *loadedBackend){
-		"/v1/chat/completions": s.chatCompletions,
-		"/chat/completions":    s.chatCompletions,
-		"/v1/completions":      s.completions,
-		"/completions":         s.completions,
-		"/tokenize":            s.tokenize,
-		"/detokenize":          s.detokenize,
+		"/v1/chat/completions":      s.chatCompletions,
+		"/chat/completions":         s.chatCompletions,
+		"/v1/completions":           s.completions,
+		"/completions":              s.completions,
+		"/tokenize":                 s.tokenize,
+		"/detokenize":               s.detokenize,
+		"/v1/messages":              s.anthropicMessages,
+		"/v1/messages/count_tokens": s.anthropicCountTokens,
+		"/v1/responses":             s.responses,
+		"/api/chat":                 s.ollamaChat,
+		"/api/generate":             s.ollamaGenerate,
+		"/api/show":                 s.ollamaShow,
 	}
 	for p, h := range post {
 		mux.HandleFunc("POST "+p, gen(h))
 		mux.HandleFunc(p, methodNotAllowed("POST"))
 	}
+	mux.HandleFunc("GET /api/tags", gen(s.ollamaTags))
+	mux.HandleFunc("GET /api/ps", gen(s.ollamaPS))
+	mux.HandleFunc("GET /api/version", s.ollamaVersion)
+	// Ollama clients probe the root for "Ollama is running".
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, "Ollama is running")
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
 			Message: fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path)})
@@ -328,6 +345,7 @@ func methodNotAllowed(allow string) http.HandlerFunc {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	style  errorStyle // the error envelope of the endpoint
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -378,13 +396,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			r2.URL = &u
 			r = &r2
 		}
+		sw.style = styleOf(r.URL.Path)
 		// Browser clients (web UIs) need CORS; preflights carry no key.
 		if r.Header.Get("Origin") != "" {
 			h := sw.Header()
 			h.Set("Access-Control-Allow-Origin", "*")
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Api-Key, Anthropic-Version, Anthropic-Beta")
 				h.Set("Access-Control-Max-Age", "600")
 				sw.WriteHeader(http.StatusNoContent)
 				return
@@ -392,18 +411,23 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		if s.cfg.APIKey != "" && r.URL.Path != "/health" && r.URL.Path != "/v1/health" && !s.authorized(r) {
 			writeError(sw, &APIError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
-				Message: "missing or wrong API key: send Authorization: Bearer <key>"})
+				Message: "missing or wrong API key: send Authorization: Bearer <key> or X-Api-Key: <key>"})
 			return
 		}
 		next.ServeHTTP(sw, r)
 	})
 }
 
+// authorized accepts the key as a bearer token or, as Anthropic's clients
+// send it, in X-Api-Key.
 func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	const prefix = "Bearer "
-	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
+	key := r.Header.Get("X-Api-Key")
+	if h := r.Header.Get("Authorization"); key == "" || h != "" {
+		const prefix = "Bearer "
+		if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+			return false
+		}
+		key = strings.TrimSpace(h[len(prefix):])
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(h[len(prefix):])), []byte(s.cfg.APIKey)) == 1
+	return subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.APIKey)) == 1
 }

@@ -25,7 +25,7 @@ func init() {
 	register(&command{
 		name:  "serve",
 		usage: "[-m MODEL] [--mmproj P] [--host 127.0.0.1] [--port 8080] [--parallel N] [-c CTX] [--api-key K] ...",
-		short: "serve an OpenAI-compatible HTTP API (chat, completions, models, metrics)",
+		short: "serve the OpenAI (chat, completions, responses), Anthropic Messages and Ollama HTTP APIs",
 		run:   runServe,
 	})
 }
@@ -44,7 +44,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&parallel, "np", 1, "same as --parallel")
 	fs.IntVar(&kvBudget, "kv-budget", 0, "`MiB` of KV cache pages shared by all slots (0: what the machine has available beside the weights)")
 	fs.IntVar(&queue, "queue", 64, "requests that may wait for a slot; beyond them the server answers 503")
-	fs.StringVar(&apiKey, "api-key", os.Getenv("TRIT_API_KEY"), "require this bearer key (default $TRIT_API_KEY; empty: none)")
+	fs.StringVar(&apiKey, "api-key", os.Getenv("TRIT_API_KEY"), "require this key, as a bearer token or X-Api-Key (default $TRIT_API_KEY; empty: none)")
 	fs.StringVar(&alias, "alias", "", "model id reported by /v1/models (default: the file name)")
 	fs.DurationVar(&drain, "drain-timeout", 30*time.Second, "on SIGTERM, how long to let requests in flight finish")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
