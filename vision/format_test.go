@@ -14,7 +14,11 @@ import (
 
 // convertTower writes the reference mmproj with its matrices (the 2-D
 // weights the kernels multiply by) re-encoded in format f.
-func convertTower(t testing.TB, src, dst string, f *quant.Format) {
+func convertTower(t testing.TB, src, dst string, f *quant.Format) { rewriteTower(t, src, dst, f, nil) }
+
+// rewriteTower copies the mmproj src to dst, its matrices re-encoded in f
+// (nil: kept), with the keys of set added or replacing the file's own.
+func rewriteTower(t testing.TB, src, dst string, f *quant.Format, set map[string]gguf.Value) {
 	t.Helper()
 	in, err := gguf.Open(src)
 	if err != nil {
@@ -23,7 +27,15 @@ func convertTower(t testing.TB, src, dst string, f *quant.Format) {
 	defer in.Close()
 	w := gguf.NewWriter()
 	for _, kv := range in.KV {
+		if _, ok := set[kv.Key]; ok {
+			continue
+		}
 		if err := w.AddKV(kv.Key, kv.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, v := range set {
+		if err := w.AddKV(k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -33,7 +45,7 @@ func convertTower(t testing.TB, src, dst string, f *quant.Format) {
 			t.Fatal(err)
 		}
 		format := tn.Format
-		if len(tn.Dims) == 2 && strings.HasSuffix(tn.Name, ".weight") && tn.Name != "v.position_embd.weight" {
+		if f != nil && len(tn.Dims) == 2 && strings.HasSuffix(tn.Name, ".weight") && tn.Name != "v.position_embd.weight" {
 			vals := make([]float32, tn.Elems())
 			if err := tn.Format.Decode(vals, data); err != nil {
 				t.Fatal(err)

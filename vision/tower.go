@@ -142,12 +142,12 @@ func build(f *gguf.File, pool *kernels.Pool) (*Tower, error) {
 		return nil, fmt.Errorf("%w: %d blocks", ErrUnsupported, nBlocks)
 	}
 	if gelu, ok := f.Bool("clip.use_gelu"); ok && !gelu {
-		return nil, fmt.Errorf("%w: clip.use_gelu false (SiLU towers are not implemented)", ErrUnsupported)
+		return nil, fmt.Errorf("%w: clip.use_gelu false: a SiLU tower (trit runs the GELU towers of Qwen3.5)", ErrUnsupported)
 	}
 	if ds, ok := f.Lookup("clip.vision.is_deepstack_layers"); ok {
 		for i := range ds.Len() {
 			if b, _ := ds.Index(i).Bool(); b {
-				return nil, fmt.Errorf("%w: deepstack layers (Qwen3-VL) are not implemented", ErrUnsupported)
+				return nil, fmt.Errorf("%w: deepstack layers: a Qwen3-VL tower (trit runs the Qwen3.5 towers, which have none)", ErrUnsupported)
 			}
 		}
 	}
@@ -197,7 +197,7 @@ func build(f *gguf.File, pool *kernels.Pool) (*Tower, error) {
 	t.mm0, t.mm0B = ld.linear("mm.0.weight", 4*C, 4*C), ld.vec("mm.0.bias", 4*C)
 	t.mm2, t.mm2B = ld.linear("mm.2.weight", 4*C, t.outDim), ld.vec("mm.2.bias", t.outDim)
 	if ld.err == nil && f.Tensor("v.deepstack.0.fc1.weight") != nil {
-		ld.err = fmt.Errorf("%w: deepstack tensors (Qwen3-VL) are not implemented", ErrUnsupported)
+		ld.err = fmt.Errorf("%w: deepstack tensors: a Qwen3-VL tower (trit runs the Qwen3.5 towers, which have none)", ErrUnsupported)
 	}
 	if ld.err != nil {
 		return nil, ld.err
