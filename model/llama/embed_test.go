@@ -5,9 +5,7 @@ import (
 	"testing"
 
 	"trit/model"
-	"trit/model/demo"
 	_ "trit/model/llama"
-	"trit/quant"
 )
 
 // TestEmbeddingRows: embedding rows and explicit positions on an attention
@@ -16,15 +14,7 @@ import (
 // those of the fully positioned sequence), the state refuses to truncate
 // into positions it no longer knows, and Reset clears the jump.
 func TestEmbeddingRows(t *testing.T) {
-	f, err := demo.File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromFile(f, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := demoF32(t)
 	vocab, H := m.Info().Vocab, m.Info().Hidden
 	rng := rand.New(rand.NewPCG(1, 2))
 	row := make([]float32, 2*H)

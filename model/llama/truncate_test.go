@@ -12,15 +12,7 @@ import (
 // Truncating a state and continuing gives the logits of a fresh run over
 // the kept prefix and the new tokens.
 func TestTruncate(t *testing.T) {
-	f, err := demo.File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := model.FromFile(f, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := demoF32(t)
 	vocab := m.Info().Vocab
 	a := []int{72, 101, 108, 108, 111, 32, 119, 111, 114}
 	b := []int{40, 41, 42}
@@ -48,4 +40,20 @@ func TestTruncate(t *testing.T) {
 			t.Fatalf("logit %d: %g after truncation, %g fresh", i, got[i], want[i])
 		}
 	}
+}
+
+// demoF32 loads the demo model with float32 caches, closed at the end of
+// the test.
+func demoF32(t *testing.T) model.Model {
+	t.Helper()
+	f, err := demo.File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.FromFile(f, model.Options{Threads: 2, CacheK: quant.F32, CacheV: quant.F32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
