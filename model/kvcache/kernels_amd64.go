@@ -10,9 +10,6 @@ import (
 )
 
 //go:noescape
-func dotsTF16AVX512(dst []float32, q []float32, kt []byte)
-
-//go:noescape
 func dotsTF32AVX512(dst []float32, q []float32, kt []byte)
 
 //go:noescape
@@ -84,17 +81,16 @@ var simd = hasAVX512
 func fast(hd int) bool { return simd && hd%64 == 0 }
 
 // dotsT sets dst[j] = q·K_j for the keys of a transposed page region kt
-// of format f; len(dst) is a multiple of 128, at most PageSize.
+// of format f; len(dst) is a multiple of 128, at most PageSize, and for
+// fp16 dst has room for a whole page.
 func dotsT(f *quant.Format, dst, q []float32, kt []byte) {
-	if len(dst)%128 != 0 || len(dst) > PageSize || len(kt) < len(q)*PageSize*f.BlockBytes {
+	if len(dst)%128 != 0 || len(dst) > PageSize || f == quant.F16 && cap(dst) < PageSize || len(kt) < len(q)*PageSize*f.BlockBytes {
 		panic("kvcache: dotsT: bad lengths")
 	}
 	if f == quant.F16 {
-		if len(dst) == PageSize {
-			dotsT256F16AVX512(dst, q, kt)
-			return
-		}
-		dotsTF16AVX512(dst, q, kt)
+		// fp16 pages are scored whole, in one front-to-back pass: the
+		// keys past len(dst) cost less than a second pass would.
+		dotsT256F16AVX512(dst[:PageSize:PageSize], q, kt)
 		return
 	}
 	dotsTF32AVX512(dst, q, kt)

@@ -104,52 +104,6 @@ tf32dim:
 	VZEROUPPER
 	RET
 
-// func dotsTF16AVX512(dst []float32, q []float32, kt []byte)
-// As dotsTF32AVX512 for fp16 keys (converted exactly on load).
-TEXT ·dotsTF16AVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ q_base+24(FP), R8
-	MOVQ q_len+32(FP), R9
-	MOVQ kt_base+48(FP), R10
-	SHRQ $7, CX
-
-tf16grp:
-	ZERO8
-	MOVQ   R10, SI
-	MOVQ   R8, DX
-	MOVQ   R9, BX
-
-tf16dim:
-	VBROADCASTSS (DX), Z8
-	VCVTPH2PS    (SI), Z9
-	VCVTPH2PS    32(SI), Z10
-	VCVTPH2PS    64(SI), Z11
-	VCVTPH2PS    96(SI), Z12
-	VCVTPH2PS    128(SI), Z13
-	VCVTPH2PS    160(SI), Z14
-	VCVTPH2PS    192(SI), Z15
-	VCVTPH2PS    224(SI), Z16
-	VFMADD231PS  Z9, Z8, Z0
-	VFMADD231PS  Z10, Z8, Z1
-	VFMADD231PS  Z11, Z8, Z2
-	VFMADD231PS  Z12, Z8, Z3
-	VFMADD231PS  Z13, Z8, Z4
-	VFMADD231PS  Z14, Z8, Z5
-	VFMADD231PS  Z15, Z8, Z6
-	VFMADD231PS  Z16, Z8, Z7
-	ADDQ         $512, SI   // 256 keys × 2 bytes
-	ADDQ         $4, DX
-	DECQ         BX
-	JNZ          tf16dim
-	STORE8
-	ADDQ         $512, DI
-	ADDQ         $256, R10
-	DECQ         CX
-	JNZ          tf16grp
-	VZEROUPPER
-	RET
-
 // func accF16AVX512(acc []float32, p []float32, v []byte)
 // acc = Σ_j p[j]·v_j, v rows of len(acc) fp16 values, j in order. The
 // columns go in groups of 64 (four accumulators), each group a pass over
@@ -498,9 +452,10 @@ q4done:
 	RET
 
 // func dotsT256F16AVX512(dst []float32, q []float32, kt []byte)
-// dotsTF16AVX512 for a whole page (256 keys) in one pass: each dimension's
-// row of the page is read once, front to back, so the page streams in
-// order. A key's sum is formed exactly as in dotsTF16AVX512.
+// The transposed dot products of fp16 keys for a whole page (256 keys)
+// in one pass: each dimension's row of the page is read once, front to
+// back, so the page streams in order. A key's sum is formed exactly as in
+// dotsTF32AVX512 (the conversion is exact).
 TEXT ·dotsT256F16AVX512(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ q_base+24(FP), DX
