@@ -72,6 +72,27 @@ func (a *Attention) Attend(pool *kernels.Pool, layer int, seqs []AttnSeq) {
 	p := partialsPool.Get().(*partials)
 	defer partialsPool.Put(p)
 	p.grow(parts, hd)
+	// Every query row is prepared for K's format (Q8_0 blocks for a
+	// quantized K) once, whatever the number of work items that read it.
+	n := 0
+	p.qbase = growTo(&p.qbase, len(seqs))
+	for si, s := range seqs {
+		p.qbase[si] = n
+		n += s.NTok * a.Heads
+	}
+	if cap(p.qs) < n {
+		p.qs = append(p.qs[:cap(p.qs)], make([]kvcache.Query, n-cap(p.qs))...)
+	}
+	p.qs = p.qs[:n]
+	pool.For(len(seqs), func(lo, hi int) {
+		for si := lo; si < hi; si++ {
+			s := &seqs[si]
+			k := s.Cache.Config().K
+			for i := range s.NTok * a.Heads {
+				p.qs[p.qbase[si]+i].Prepare(k, s.Q[i*hd:(i+1)*hd])
+			}
+		}
+	})
 	pool.For(len(items), func(lo, hi int) {
 		w := workerPool.Get().(*attnWorker)
 		defer workerPool.Put(w)
@@ -123,12 +144,10 @@ func (a *Attention) run(w *attnWorker, layer int, seqs []AttnSeq, it *attnItem, 
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	rows := (it.t1 - it.t0) * group
-	cfg := s.Cache.Config()
-	// Queries, prepared for K's format (Q8_0 blocks for a quantized K).
 	w.grow(rows, hd)
 	for r := range rows {
 		t, h := it.t0+r/group, it.g*group+r%group
-		w.q[r].Prepare(cfg.K, s.Q[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd])
+		w.q[r] = p.qs[p.qbase[it.seq]+t*a.Heads+h]
 	}
 	var run *running
 	if it.part < 0 {
@@ -262,11 +281,14 @@ func (w *attnWorker) running(rows, hd int) *running {
 
 var workerPool = sync.Pool{New: func() any { return new(attnWorker) }}
 
-// partials holds the chunk partials of split sequences.
+// partials holds the chunk partials of split sequences, and the prepared
+// queries of a call: sequence si's row t·Heads+h at qs[qbase[si]+t·Heads+h].
 type partials struct {
-	mx  []float32
-	sum []float64
-	acc []float32
+	mx    []float32
+	sum   []float64
+	acc   []float32
+	qs    []kvcache.Query
+	qbase []int
 }
 
 func (p *partials) grow(n, hd int) {
